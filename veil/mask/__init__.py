@@ -1,0 +1,1 @@
+"""Detect and mask stage: maskers find sensitive spans, the engine turns them into placeholders."""

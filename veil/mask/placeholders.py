@@ -1,0 +1,116 @@
+"""Detect and mask stage: placeholder syntax, reversible escaping of look-alikes, rendering.
+
+Markers are ``[MASK]``, ``[LABEL]`` or ``[LABEL_N]``. Text a user wrote that already looks like a
+marker (``[MASK]``, ``[PERSON_NAME_1]``, ``[mask]``) is escaped by inserting one backslash after
+the bracket (``[\\MASK]``); a look-alike that already has backslashes gets one more, so
+``unescape(escape(t)) == t`` for every ``t``. Real markers never contain a backslash.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from veil.textutil import normalise_surface
+from veil.types import Document, MaskedDocument, Placeholder, Span
+
+STYLES = ("mask", "typed", "numbered")
+MASK = "[MASK]"
+
+_NAME = r"(?:(?i:mask)|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)"
+_LOOKALIKE_RE = re.compile(r"\[(\\*)(" + _NAME + r")\]")
+#: A real (unescaped) marker; group 1 is the name, e.g. MASK, PERSON_NAME, PERSON_NAME_1.
+MARKER_RE = re.compile(r"\[(" + _NAME + r")\]")
+_NUMBERED_RE = re.compile(r"^([A-Z][A-Z0-9_]*?)_(\d+)$")
+
+
+def escape(text: str) -> str:
+    return _LOOKALIKE_RE.sub(lambda m: "[\\" + m.group(1) + m.group(2) + "]", text)
+
+
+def unescape(text: str) -> str:
+    return _LOOKALIKE_RE.sub(
+        lambda m: "[" + m.group(1)[1:] + m.group(2) + "]" if m.group(1) else m.group(0), text)
+
+
+def find_markers(masked_text: str) -> list[tuple[int, int, str]]:
+    """Unescaped markers in a masked text: (start, end, name)."""
+    return [(m.start(), m.end(), m.group(1)) for m in MARKER_RE.finditer(masked_text)]
+
+
+def parse_marker_name(name: str) -> tuple[str, int | None]:
+    """``PERSON_NAME_1`` -> (``PERSON_NAME``, 1); ``MASK`` -> (``MASK``, None)."""
+    m = _NUMBERED_RE.match(name)
+    return (m.group(1), int(m.group(2))) if m else (name, None)
+
+
+def merge_spans(spans: Sequence[Span]) -> list[Span]:
+    """Union overlapping spans; the merged span keeps the label and source of its strongest member.
+
+    Strongest: a typed label beats the generic ``WORD``; then higher score; then longer.
+    """
+    def strength(s: Span) -> tuple[int, float, int]:
+        return (s.label != "WORD", s.score, len(s))
+
+    out: list[Span] = []
+    for s in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if out and s.start < out[-1].end:
+            prev = out[-1]
+            best = max(prev, s, key=strength)
+            out[-1] = Span(prev.start, max(prev.end, s.end), best.label, best.source, max(prev.score, s.score))
+        else:
+            out.append(s)
+    return out
+
+
+def render(doc: Document, spans: Sequence[Span], style: str = "mask") -> MaskedDocument:
+    """Replace merged ``spans`` of ``doc.text`` by markers; escape everything between them.
+
+    ``mask`` style writes one ``[MASK]`` per whitespace-separated token of a span (token masking,
+    as in the paper); ``typed`` writes ``[LABEL]``; ``numbered`` writes ``[LABEL_N]`` where the
+    same normalised surface gets the same N within this document only.
+    """
+    if style not in STYLES:
+        raise ValueError(f"unknown placeholder style {style!r}; choose from {', '.join(STYLES)}")
+    text = doc.text
+    parts: list[str] = []
+    placeholders: list[Placeholder] = []
+    numbers: dict[tuple[str, str], int] = {}  # (label, normalised surface) -> N, this doc only
+    per_label: dict[str, int] = {}
+    pos = 0
+    out_len = 0
+
+    def emit(s: str) -> None:
+        nonlocal out_len
+        parts.append(s)
+        out_len += len(s)
+
+    for span in merge_spans(spans):
+        if span.end > len(text):
+            raise ValueError(f"span {span} is outside document {doc.id!r} (length {len(text)})")
+        emit(escape(text[pos:span.start]))
+        surface = text[span.start:span.end]
+        if style == "mask":
+            tokens = surface.split() or [surface]
+            for i, _ in enumerate(tokens):
+                if i:
+                    emit(" ")
+                placeholders.append(Placeholder(out_len, out_len + len(MASK), span.label,
+                                                f"MASK#{len(placeholders)}", span.source))
+                emit(MASK)
+        else:
+            if style == "typed":
+                marker, key = f"[{span.label}]", f"{span.label}#{len(placeholders)}"
+            else:
+                norm = (span.label, normalise_surface(surface) or surface)
+                if norm not in numbers:
+                    per_label[span.label] = per_label.get(span.label, 0) + 1
+                    numbers[norm] = per_label[span.label]
+                key = f"{span.label}_{numbers[norm]}"
+                marker = f"[{key}]"
+            placeholders.append(Placeholder(out_len, out_len + len(marker), span.label, key, span.source))
+            emit(marker)
+        pos = span.end
+    emit(escape(text[pos:]))
+    return MaskedDocument(id=doc.id, text="".join(parts), placeholders=tuple(placeholders), style=style,
+                          person=doc.person, group=doc.group, meta=dict(doc.meta))

@@ -1,0 +1,1 @@
+"""Report stage: tables and a self-contained HTML report with plots."""
