@@ -26,3 +26,24 @@ class Filler:
 
     def _fill(self, docs: Sequence[MaskedDocument]) -> list[FilledDocument]:
         raise NotImplementedError
+
+
+class CandidateFiller(Filler):
+    """Fills markers one at a time, left to right, choosing among a model's ranked whole-word candidates.
+
+    Model back-ends (``mlm``, ``llm``) implement only ``propose_batch``; the fill loop, the Top-1 /
+    Top-K strategies, avoidance of allow-listed words, typed and numbered consistency live in this
+    class so every back-end behaves the same.
+    """
+
+    def __init__(self, strategy: str = "top1", k: int = 10, seed: int = 0, batch_size: int = 64,
+                 **options) -> None:
+        self.strategy, self.k, self.seed, self.batch_size = strategy, k, seed, batch_size
+        self.options = options
+
+    def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]],
+                      k: int) -> list[list[tuple[str, float]]]:
+        """For each ``texts[i]``, up to ``k`` whole-word candidates ``(word, score)``, best first,
+        for the marker at ``texts[i][targets[i][0]:targets[i][1]]``. Other markers in the text may
+        still be present (they are filled later, left to right)."""
+        raise NotImplementedError

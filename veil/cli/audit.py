@@ -1,0 +1,29 @@
+"""CLI: ``veil audit {risk,identifiers,ppmlm,...}``; each sub-command lives in its own module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# sub-command -> (module with add_arguments / run, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "risk": ("veil.audit.cli_risk", "residual-risk score of what the masking missed (Dialpad infoType scores)"),
+    "review": ("veil.audit.cli_review", "export a sample for manual review / import reviewed files"),
+    "identifiers": ("veil.audit.cli_identifiers", "direct and indirect identifiers (person-word graph)"),
+    "ppmlm": ("veil.audit.cli_ppmlm", "privacy-preserving MLM fine-tuning, utility, privacy, membership inference"),
+}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="audit_command", metavar="AUDIT_COMMAND", required=True)
+    argv = sys.argv[1:]
+    chosen = next((a for a in argv if a in SUBCOMMANDS), None)
+    for name, (module, help_) in SUBCOMMANDS.items():
+        sp = sub.add_parser(name, help=help_, description=help_)
+        if name == chosen:
+            importlib.import_module(module).add_arguments(sp)
+
+
+def run(args: argparse.Namespace) -> int:
+    return int(importlib.import_module(SUBCOMMANDS[args.audit_command][0]).run(args) or 0)
