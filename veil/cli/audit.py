@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 
 # sub-command -> (module with add_arguments / run, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -17,12 +16,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="audit_command", metavar="AUDIT_COMMAND", required=True)
-    argv = sys.argv[1:]
-    chosen = next((a for a in argv if a in SUBCOMMANDS), None)
+    # The sub-command modules import torch / spaCy only inside ``run``, so importing them all is cheap.
     for name, (module, help_) in SUBCOMMANDS.items():
-        sp = sub.add_parser(name, help=help_, description=help_)
-        if name == chosen:
-            importlib.import_module(module).add_arguments(sp)
+        importlib.import_module(module).add_arguments(sub.add_parser(name, help=help_, description=help_))
 
 
 def run(args: argparse.Namespace) -> int:
