@@ -1,0 +1,222 @@
+"""Detect and mask stage: readers for gold (human-annotated) spans, used to score maskers.
+
+Three formats, each read into :class:`GoldDocument` (a ``veil.types.Document`` plus its gold
+spans, offsets on ``document.text``):
+
+- ``tab``: the Text Anonymization Benchmark JSONL (one case per line: ``metadata.provenance``,
+  ``text``, ``entities`` with ``start_offset``, ``end_offset``, ``entity_type``, ``entity_id``,
+  ``identifier_type`` DIRECT / QUASI / NO_MASK). Every mention is kept, NO_MASK included.
+- ``presidio``: the Presidio synthetic JSON list (``full_text`` and ``spans`` with
+  ``entity_type``, ``start_position``, ``end_position``).
+- ``conll``: CoNLL-2003 (``word POS chunk TAG``, IOB1) and WNUT-17 (``token<TAB>TAG``, BIO) files;
+  the tag is the last column. Tokens are joined by one space and sentences by a newline;
+  ``-DOCSTART-`` lines split documents (files without them give one document per sentence).
+
+Gold data is read whole (these sets are a few MB); bad input raises ``InputError`` with the line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from veil.errors import InputError, VeilError
+from veil.types import Document
+
+#: identifier types of TAB that must be masked
+TO_MASK = ("DIRECT", "QUASI")
+
+
+@dataclass(frozen=True, slots=True)
+class GoldSpan:
+    """One annotated mention: ``text[start:end]`` of type ``label`` (the gold set's own label)."""
+
+    start: int
+    end: int
+    label: str
+    identifier_type: str | None = None  # TAB only: DIRECT, QUASI or NO_MASK
+    entity_id: str | None = None  # TAB only: mentions sharing an id are the same entity
+
+
+@dataclass(slots=True)
+class GoldDocument:
+    doc: Document
+    spans: list[GoldSpan] = field(default_factory=list)
+
+
+def read_gold(path: str | Path, fmt: str) -> list[GoldDocument]:
+    """Read a gold file in one of :data:`FORMATS` (``tab``, ``presidio``, ``conll``)."""
+    try:
+        reader = FORMATS[fmt]
+    except KeyError:
+        raise VeilError(f"unknown gold format {fmt!r}; choose from {', '.join(FORMATS)}") from None
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(str(path), None, "no such file")
+    docs = reader(path)
+    if not docs:
+        raise InputError(str(path), None, "no documents found")
+    return docs
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        raise InputError(str(path), line, f"not valid UTF-8 ({e.reason})") from None
+
+
+def _check_offsets(path: Path, where: int, text: str, start: object, end: object) -> tuple[int, int]:
+    if not isinstance(start, int) or not isinstance(end, int) or not (0 <= start < end <= len(text)):
+        raise InputError(str(path), where, f"span offsets [{start}, {end}) do not fit a text of "
+                                           f"length {len(text)}")
+    return start, end
+
+
+def read_tab(path: str | Path) -> list[GoldDocument]:
+    """TAB JSONL: one ``GoldDocument`` per line; ``doc.id`` is the case id (``provenance.doc_id``)."""
+    path = Path(path)
+    out: list[GoldDocument] = []
+    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip():
+            raise InputError(str(path), lineno, "empty line (expected one JSON object per line)")
+        try:
+            rec = json.loads(line)
+            meta = rec.get("metadata") or {}
+            prov = meta.get("provenance") or {}
+            text = rec["text"]
+            entities = rec["entities"]
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
+        except (KeyError, AttributeError, TypeError) as e:
+            raise InputError(str(path), lineno, f"missing field {e} (need text, entities)") from None
+        if not isinstance(text, str):
+            raise InputError(str(path), lineno, "field 'text' is not a string")
+        doc_id = str(prov.get("doc_id") or meta.get("data_id") or f"line{lineno}")
+        spans = []
+        for ent in entities:
+            try:
+                start, end = _check_offsets(path, lineno, text, ent["start_offset"], ent["end_offset"])
+                itype = ent["identifier_type"]
+                if itype not in ("DIRECT", "QUASI", "NO_MASK"):
+                    raise InputError(str(path), lineno, f"unknown identifier_type {itype!r}")
+                spans.append(GoldSpan(start, end, str(ent["entity_type"]), itype, str(ent["entity_id"])))
+            except KeyError as e:
+                raise InputError(str(path), lineno, f"entity without field {e}") from None
+        meta_out = {k: prov[k] for k in ("applicant", "dataset_type", "annotator", "countries", "year")
+                    if k in prov}
+        out.append(GoldDocument(Document(id=doc_id, text=text, meta=meta_out), spans))
+    return out
+
+
+def read_presidio(path: str | Path) -> list[GoldDocument]:
+    """Presidio synthetic JSON: a list of records; ``doc.id`` is the record's index."""
+    path = Path(path)
+    try:
+        records = json.loads(_read_text(path))
+    except json.JSONDecodeError as e:
+        raise InputError(str(path), e.lineno, f"invalid JSON ({e.msg})") from None
+    if not isinstance(records, list):
+        raise InputError(str(path), None, "expected a JSON list of records")
+    out: list[GoldDocument] = []
+    for i, rec in enumerate(records):
+        try:
+            text = rec["full_text"]
+            spans = [GoldSpan(*_check_offsets(path, i + 1, text, s["start_position"], s["end_position"]),
+                              str(s["entity_type"]))
+                     for s in rec["spans"]]
+        except (KeyError, TypeError) as e:
+            raise InputError(str(path), i + 1, f"record without field {e} (need full_text, spans)") from None
+        meta = {"template_id": rec["template_id"]} if "template_id" in rec else {}
+        out.append(GoldDocument(Document(id=str(i), text=text, meta=meta), sorted(spans, key=lambda s: s.start)))
+    return out
+
+
+def _conll_sentences(path: Path, raw: str) -> Iterator[tuple[int, list[tuple[str, str]] | None]]:
+    """(line number, [(token, tag)]) per sentence; ``None`` marks a ``-DOCSTART-`` line."""
+    sent: list[tuple[str, str]] = []
+    start_line = 1
+    for lineno, line in enumerate(raw.splitlines(), 1):
+        cols = line.split()
+        if not cols:
+            if sent:
+                yield start_line, sent
+            sent, start_line = [], lineno + 1
+            continue
+        if cols[0] == "-DOCSTART-":
+            if sent:
+                yield start_line, sent
+            sent, start_line = [], lineno + 1
+            yield lineno, None
+            continue
+        if len(cols) < 2:
+            raise InputError(str(path), lineno, "expected 'token ... TAG' (at least two columns)")
+        tag = cols[-1]
+        if tag != "O" and not (len(tag) > 2 and tag[:2] in ("B-", "I-")):
+            raise InputError(str(path), lineno, f"tag {tag!r} is not O, B-TYPE or I-TYPE")
+        sent.append((cols[0], tag))
+    if sent:
+        yield start_line, sent
+
+
+def read_conll(path: str | Path) -> list[GoldDocument]:
+    """CoNLL-2003 or WNUT-17 BIO/IOB1 file; spans carry the tag's type (PER, LOC, person, ...)."""
+    path = Path(path)
+    out: list[GoldDocument] = []
+    texts: list[str] = []
+    spans: list[GoldSpan] = []
+    pos = 0
+    first_line = 1
+
+    def flush() -> None:
+        nonlocal texts, spans, pos
+        if texts:
+            out.append(GoldDocument(Document(id=f"{path.name}:{first_line}", text="\n".join(texts)), spans))
+        texts, spans, pos = [], [], 0
+
+    raw = _read_text(path)
+    # Sentences before the first -DOCSTART- (eng.testa has some) form one document too.
+    has_docstart = "-DOCSTART-" in raw
+    for lineno, sent in _conll_sentences(path, raw):
+        if sent is None:
+            flush()
+            continue
+        if not has_docstart:
+            flush()
+        if not texts:
+            first_line = lineno
+        if texts:
+            pos += 1  # the newline between sentences
+        cur: list | None = None  # [start, end, type]
+        parts = []
+        for j, (tok, tag) in enumerate(sent):
+            if j:
+                pos += 1
+            start, end = pos, pos + len(tok)
+            parts.append(tok)
+            pos = end
+            kind = tag[2:] if tag != "O" else None
+            # IOB1 and BIO both: B- always starts; I- continues only an entity of the same type
+            if kind is not None and cur is not None and tag.startswith("I-") and cur[2] == kind:
+                cur[1] = end
+                continue
+            if cur is not None:
+                spans.append(GoldSpan(cur[0], cur[1], cur[2]))
+                cur = None
+            if kind is not None:
+                cur = [start, end, kind]
+        if cur is not None:
+            spans.append(GoldSpan(cur[0], cur[1], cur[2]))
+        texts.append(" ".join(parts))
+    flush()
+    return out
+
+
+FORMATS: dict[str, Callable[[Path], list[GoldDocument]]] = {
+    "tab": read_tab,
+    "presidio": read_presidio,
+    "conll": read_conll,
+}
