@@ -1,0 +1,83 @@
+import pytest
+
+from veil.audit.identifiers import (identifier_words, indirect_identifiers, ngrams, per_person_table,
+                                    person_word_graph, sharing_table, summary)
+from veil.errors import VeilError
+from veil.types import Document
+
+DOCS = [
+    Document("1", "The cat sat on the mat.", person="ann"),
+    Document("2", "The dog sat.", person="ann"),
+    Document("3", "The cat ran, Vertebra!", person="bob"),
+    Document("4", "the dog sat on a log", person="cat"),
+]
+
+
+def test_ngrams_do_not_cross_documents_and_respect_n():
+    assert list(ngrams(["a", "b", "c"], 2)) == ["a", "b", "c", "a b", "b c"]
+    g = person_word_graph(DOCS, max_n=2)
+    assert "mat the" not in g.term_persons  # "mat." ends doc 1, "the" starts doc 2
+    assert "sat on" in g.term_persons
+
+
+def test_k2_words_used_by_one_person_only_lowercased():
+    ind = indirect_identifiers(DOCS, k=2, max_n=1)
+    assert ind == {"ann": {"mat"}, "bob": {"ran", "vertebra"}, "cat": {"a", "log"}}
+
+
+def test_larger_k_adds_words_used_by_k_minus_one_persons():
+    ind = indirect_identifiers(DOCS, k=3, max_n=1)
+    # "cat" (ann, bob), "dog", "on", "sat" (ann, cat) are used by two persons
+    assert ind["ann"] == {"mat", "cat", "dog", "on", "sat"}
+    assert "the" not in ind["ann"]  # three persons
+
+
+def test_bigrams_only_when_asked():
+    one = indirect_identifiers(DOCS, k=2, max_n=1)
+    assert all(" " not in t for ids in one.values() for t in ids)
+
+
+def test_bigrams_semantics():
+    two = indirect_identifiers(DOCS, k=2, max_n=2)
+    assert "the cat" not in two["ann"]  # shared by ann and bob
+    assert "dog sat" not in two["ann"]  # shared by ann and cat
+    assert "cat sat" in two["ann"]
+    assert "on a" in two["cat"] and "a log" in two["cat"]
+    assert two["ann"] >= indirect_identifiers(DOCS, k=2, max_n=1)["ann"]
+
+
+def test_graph_can_be_reused_for_smaller_n_not_larger():
+    g = person_word_graph(DOCS, max_n=2)
+    assert indirect_identifiers(g, max_n=1) == indirect_identifiers(DOCS, max_n=1)
+    with pytest.raises(VeilError):
+        indirect_identifiers(person_word_graph(DOCS), max_n=2)
+
+
+def test_missing_person_and_bad_k_are_errors():
+    with pytest.raises(VeilError, match="no person"):
+        person_word_graph([Document("x", "hello")])
+    with pytest.raises(VeilError):
+        indirect_identifiers(DOCS, k=1)
+
+
+def test_sharing_table_and_summary():
+    g = person_word_graph(DOCS)
+    rows = sharing_table(g)
+    by_m = {r["persons"]: r for r in rows}
+    # used by one person: mat, ran, vertebra, a, log -> 5 distinct, 5 occurrences
+    assert by_m[1]["distinct_terms"] == 5 and by_m[1]["occurrences"] == 5
+    assert rows[-1]["cum_share_distinct"] == pytest.approx(1.0)
+    total_words = sum(len(d.text.split()) for d in DOCS)
+    assert sum(r["occurrences"] for r in rows) == total_words
+    ind = indirect_identifiers(g)
+    people = {r["person"]: r for r in per_person_table(g, ind, {"ann": {"Mat"}, "bob": set(), "cat": set()})}
+    assert people["ann"]["documents"] == 2 and people["ann"]["words"] == 9
+    assert people["ann"]["indirect_also_direct"] == 1
+    s = summary(g, ind, k=2)
+    assert s["persons"] == 3 and s["distinct_words"] == 10
+    assert s["share_distinct_words_one_person"] == pytest.approx(5 / 10)
+    assert s["share_word_occurrences_one_person"] == pytest.approx(5 / total_words)
+
+
+def test_identifier_words():
+    assert identifier_words({"p": {"John Smith", "Acme-Corp"}}) == {"p": {"john", "smith", "acme", "corp"}}
