@@ -119,6 +119,47 @@ def propagate(text: str, spans: list[Span], source: str, score: float = PROPAGAT
     return out
 
 
+# Words that start sentences or sit before names without being part of them.
+_NOT_NAME_WORDS = frozenset("""a an and as at before by during for from he her his i in it its mr mrs ms dr
+of on she since that the their then there these they this those to under until upon we when where which
+while who with after about against between however although""".split())
+_NEXT_WORD = re.compile(r"[ \t]{1,2}([^\W\d_][\w'’.-]*)")
+_PREV_WORD = re.compile(r"([^\W\d_][\w'’.-]*)[ \t]{1,2}$")
+_PAREN = re.compile(r"[ \t]?\(([^()\n]{1,80})\)")
+EXTENDED_LABELS = frozenset({"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "FACILITY"})
+
+
+def _is_name_word(w: str) -> bool:
+    return w[0].isupper() and len(w.strip(".")) > 1 and w.lower() not in _NOT_NAME_WORDS
+
+
+def extend(text: str, spans: list[Span]) -> list[Span]:
+    """Grow name-like spans over adjacent capitalised words and a following parenthesis.
+
+    The small model often stops early on long or non-English names ("Brandenburg Regional Labour"
+    without "Court", "Mehmet" without "Ali Ege") and leaves out a translation or acronym that
+    follows in brackets ("Moers District Court (Amtsgericht)", "(EWE)").
+    """
+    out = []
+    for s in spans:
+        if s.label not in EXTENDED_LABELS:
+            out.append(s)
+            continue
+        start, end = s.start, s.end
+        while (m := _NEXT_WORD.match(text, end)) and _is_name_word(m.group(1)):
+            end = m.end()
+        while (m := _PREV_WORD.search(text, max(0, start - 40), start)) and _is_name_word(m.group(1)):
+            start = m.start()
+        if (m := _PAREN.match(text, end)) and m.group(1)[0].isupper():
+            end = m.end()
+        if end > len(text) or start < 0:
+            start, end = s.start, s.end
+        text_end = text[start:end].rstrip(".")  # "Mr Smith." keeps the full stop out
+        out.append(Span(start, start + len(text_end), s.label, s.source, s.score)
+                   if (start, end) != (s.start, s.end) else s)
+    return out
+
+
 class EntityTaggerMasker(Masker):
     """``EntityTaggerMasker(labels=("PERSON", "ORG"), batch_size=256, n_process=1)``.
 
@@ -129,7 +170,8 @@ class EntityTaggerMasker(Masker):
     name = "entity_tagger"
 
     def __init__(self, model: str = DEFAULT_MODEL, labels: Iterable[str] = DEFAULT_LABELS,
-                 batch_size: int = 256, n_process: int = 1, propagate: bool = True) -> None:
+                 batch_size: int = 256, n_process: int = 1, propagate: bool = True,
+                 extend: bool = True) -> None:
         self.labels = tuple(labels)
         unknown = [lab for lab in self.labels if lab not in SPACY_TO_DLP]
         if unknown or not self.labels:
@@ -141,6 +183,7 @@ class EntityTaggerMasker(Masker):
         self.batch_size = batch_size
         self.n_process = n_process
         self.propagate = propagate
+        self.extend = extend
         self._wanted = {lab: SPACY_TO_DLP[lab] for lab in self.labels}
         self.nlp = load_ner(model)
 
@@ -162,6 +205,8 @@ class EntityTaggerMasker(Masker):
                 label = wanted.get(ent.label_)
                 if label is not None:
                     out[i].append(Span(offset + ent.start_char, offset + ent.end_char, label, source, TAGGER_SCORE))
+        if self.extend:
+            out = [extend(text, spans) if spans else spans for text, spans in zip(texts, out)]
         if self.propagate:
             out = [propagate(text, spans, source) for text, spans in zip(texts, out)]
         return out

@@ -1,0 +1,33 @@
+"""Detect and mask stage: the DLP-style detectors (one small class per infoType), by name."""
+
+from __future__ import annotations
+
+from veil.mask.detectors.base import Detector, PatternDetector
+from veil.mask.detectors.contact import EmailDetector, IpAddressDetector, PhoneDetector, UrlDetector
+from veil.mask.detectors.numbers import (AgeDetector, CreditCardDetector, DateDetector, DurationDetector,
+                                         MoneyDetector, NumberDetector, QuantityDetector, UsSsnDetector)
+from veil.mask.detectors.words import (DictionaryDetector, SpelledWordDetector, TitledNameDetector,
+                                       UsernameDetector)
+
+#: detector name -> class; the DLP masker runs DEFAULT_DETECTORS unless told otherwise
+DETECTORS: dict[str, type[Detector]] = {
+    "email": EmailDetector,
+    "url": UrlDetector,
+    "ip_address": IpAddressDetector,
+    "phone": PhoneDetector,
+    "credit_card": CreditCardDetector,
+    "us_ssn": UsSsnDetector,
+    "number": NumberDetector,
+    "date": DateDetector,
+    "age": AgeDetector,
+    "duration": DurationDetector,
+    "money": MoneyDetector,
+    "quantity": QuantityDetector,
+    "spelled_word": SpelledWordDetector,
+    "username": UsernameDetector,
+    "titled_name": TitledNameDetector,
+}
+DEFAULT_DETECTORS = tuple(DETECTORS)
+
+__all__ = ["DETECTORS", "DEFAULT_DETECTORS", "Detector", "PatternDetector", "DictionaryDetector",
+           *[cls.__name__ for cls in DETECTORS.values()]]

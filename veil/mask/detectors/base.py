@@ -1,0 +1,71 @@
+"""Detect and mask stage: the DLP detector plug-in interface (one small class per infoType).
+
+Modelled on Presidio's recognizers: a :class:`PatternDetector` is its ``PATTERNS`` (regex, score),
+an optional ``CONTEXT`` (hot words that raise the score when they occur within
+``CONTEXT_WINDOW`` characters of a hit) and an optional ``validate`` (Luhn, address ranges).
+A cheap ``may_match`` test skips texts that cannot contain a hit, which keeps the regexes off
+most utterances of a transcript.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from veil.types import Span
+
+
+class Detector:
+    """Finds one kind of sensitive information; ``find`` yields spans on the text it was given."""
+
+    label: str = "GENERIC_ID"
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        raise NotImplementedError
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+
+class PatternDetector(Detector):
+    #: (regular expression, score) pairs; a hit is the whole match, or group "hit" if present
+    PATTERNS: tuple[tuple[str, float], ...] = ()
+    FLAGS: int = 0
+    #: hot words (a regex alternation) that raise the score of a nearby hit by CONTEXT_BOOST
+    CONTEXT: str | None = None
+    CONTEXT_WINDOW = 100
+    CONTEXT_BOOST = 0.3
+
+    def __init__(self) -> None:
+        self._patterns = [(re.compile(p, self.FLAGS), s) for p, s in self.PATTERNS]
+        self._context = re.compile(r"\b(?:" + self.CONTEXT + r")\b", re.IGNORECASE) if self.CONTEXT else None
+
+    def may_match(self, text: str) -> bool:
+        """False when the text cannot contain a hit (a fast pre-test; True is always safe)."""
+        return True
+
+    def validate(self, surface: str) -> bool:
+        return True
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        if not self.may_match(text):
+            return
+        hot: list[tuple[int, int]] | None = None
+        for pattern, score in self._patterns:
+            for m in pattern.finditer(text):
+                start, end = m.span("hit") if "hit" in pattern.groupindex else m.span()
+                if start == end or not self.validate(text[start:end]):
+                    continue
+                hit_score = score
+                if self._context is not None:
+                    if hot is None:
+                        hot = [h.span() for h in self._context.finditer(text)]
+                    if near(hot, start, end, self.CONTEXT_WINDOW):
+                        hit_score = min(1.0, score + self.CONTEXT_BOOST)
+                yield Span(start, end, self.label, source, hit_score)
+
+
+def near(hot: list[tuple[int, int]], start: int, end: int, window: int) -> bool:
+    """Whether ``[start, end)`` lies within ``window`` characters of one of the ``hot`` spans."""
+    return any(hs - window <= end and start <= he + window for hs, he in hot)

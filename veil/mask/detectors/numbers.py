@@ -1,0 +1,211 @@
+"""Detect and mask stage: DLP detectors for numbers (credit cards, US SSNs, digit runs, dates, ages)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from veil.mask.detectors.base import Detector, PatternDetector
+from veil.types import Span
+
+
+def luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = ord(c) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _has_digit(text: str) -> bool:
+    return any(c.isdigit() for c in text)
+
+
+class CreditCardDetector(PatternDetector):
+    label = "CREDIT_CARD_NUMBER"
+    PATTERNS = ((r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])", 0.9),)
+    CONTEXT = r"credit|card|visa|mastercard|amex|american express|discover|cc"
+    CONTEXT_BOOST = 0.1
+
+    def may_match(self, text: str) -> bool:
+        return _has_digit(text)
+
+    def validate(self, surface: str) -> bool:
+        digits = re.sub(r"\D", "", surface)
+        return 13 <= len(digits) <= 19 and luhn_ok(digits) and len(set(digits)) > 1
+
+
+class UsSsnDetector(PatternDetector):
+    label = "US_SOCIAL_SECURITY_NUMBER"
+    PATTERNS = (
+        (r"(?<![\d-])\d{3}([- .])\d{2}\1\d{4}(?![\d-])", 0.8),
+        (r"(?<![\d-])\d{9}(?![\d-])", 0.3),  # bare nine digits: only with a hot word nearby
+    )
+    CONTEXT = r"social security|social|ssn|ssns|ss#|ssid"
+    CONTEXT_BOOST = 0.5
+
+    def may_match(self, text: str) -> bool:
+        return _has_digit(text)
+
+    def validate(self, surface: str) -> bool:
+        d = re.sub(r"\D", "", surface)
+        # never issued: area 000, 666, 9xx; group 00; serial 0000
+        return not (d[:3] in ("000", "666") or d[0] == "9" or d[3:5] == "00" or d[5:] == "0000")
+
+
+_UNITS = {"zero": 1, "oh": 1, "o": 1, "one": 1, "two": 1, "three": 1, "four": 1, "five": 1, "six": 1,
+          "seven": 1, "eight": 1, "nine": 1}
+_TEENS = {w: 2 for w in ("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen "
+                         "nineteen").split()}
+_TENS = {w: 2 for w in "twenty thirty forty fifty sixty seventy eighty ninety".split()}
+_NUMBER_WORDS = {**_UNITS, **_TEENS, **_TENS, "double": 0, "triple": 0}
+_NUM_TOKEN = r"(?:\d+(?:st|nd|rd|th|s)?|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
+# separators inside one run: spaces, hyphens, slashes, dots, commas, colons, brackets (at most 3)
+# a token ends at a non-word character that does not start "'clock" ("ten o'clock" is no digit run)
+_END = r"(?![\w]|['’]\w)"
+_RUN_RE = re.compile(r"(?<![\w])" + _NUM_TOKEN + _END + r"(?:[\s\-/.,:()]{1,3}" + _NUM_TOKEN + _END + r")*",
+                     re.IGNORECASE)
+_TOKEN_RE = re.compile(r"\d+|[a-z]+", re.IGNORECASE)
+
+
+def run_digits(surface: str) -> tuple[int, int, int]:
+    """(digits the run stands for, offset of its first counted token, end of its last counted token)."""
+    n = 0
+    first = last = -1
+    prev_tens = False
+    repeat = 1  # "double five" is two digits
+    for m in _TOKEN_RE.finditer(surface):
+        tok = m.group().lower()
+        if tok[0].isdigit():
+            k, prev_tens = len(tok), False
+        elif tok in ("st", "nd", "rd", "th", "s"):
+            if first >= 0 and m.start() == last:
+                last = m.end()  # the suffix of "1st", "1990s" belongs to the number
+            continue
+        elif tok in ("oh", "o") and first < 0:
+            continue  # "oh, one two" starts with the interjection, not a zero
+        elif tok in ("double", "triple"):
+            repeat = 2 if tok == "double" else 3
+            if first < 0:
+                first = m.start()
+            continue
+        else:
+            k = _NUMBER_WORDS[tok]
+            if prev_tens and tok in _UNITS:
+                k = 0  # "twenty one" is 21: two digits, not three
+            prev_tens = tok in _TENS
+        if first < 0:
+            first = m.start()
+        last = m.end()
+        n += k * repeat
+        repeat = 1
+    return n, first, last
+
+
+class NumberDetector(Detector):
+    """Runs of 3+ digits, spelled out ("four five six"), written ("18403/91", "1,470,000") or mixed.
+
+    The Dialpad paper's rule: a transcription engine leaves repeated or mis-heard digits
+    unformatted, so any run standing for three or more digits is masked.
+    """
+
+    label = "NUMBER"
+
+    def __init__(self, min_digits: int = 3, score: float = 0.6) -> None:
+        self.min_digits = min_digits
+        self.score = score
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        for m in _RUN_RE.finditer(text):
+            n, first, last = run_digits(m.group())
+            if n >= self.min_digits:
+                # trim a leading "oh" / trailing separators so the span is just the number
+                yield Span(m.start() + first, m.start() + last, self.label, source, self.score)
+
+
+_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
+           "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
+_DAY_NUM = r"(?:[12]\d|3[01]|0?[1-9])"
+_DAY = _DAY_NUM + r"(?:st|nd|rd|th)?"
+
+
+class DateDetector(PatternDetector):
+    """Calendar dates: "22 June 2005", "June 22nd, 2005", "June 2005", "12/03/1999", "in March"."""
+
+    label = "DATE"
+    PATTERNS = (
+        (r"\b" + _DAY + r"(?:\s+of)?\s+(?:" + _MONTHS + r")\b\.?(?:,?\s+\d{4}\b)?", 0.8),
+        (r"\b(?:" + _MONTHS + r")\.?\s+" + _DAY + r"\b(?:,?\s+\d{4}\b)?", 0.8),
+        (r"\b(?:" + _MONTHS + r")\.?,?\s+\d{4}\b", 0.8),
+        (r"(?<![\d/.-])(?:" + _DAY_NUM + r"[/.-]" + _DAY_NUM + r"[/.-](?:\d{4}|\d{2})"
+         r"|\d{4}-(?:0?[1-9]|1[0-2])-" + _DAY_NUM + r")(?![\d/.-])", 0.8),
+        # a month name alone ("in March"), capitalised; "May" alone is too often the verb
+        (r"\b(?:January|February|March|April|June|July|August|September|October|November|December)\b", 0.55),
+    )
+
+
+class AgeDetector(PatternDetector):
+    label = "AGE"
+    PATTERNS = (
+        (r"\b\d{1,3}(?:\s*-\s*|\s+)(?:years?|yrs?)(?:\s*-\s*|\s+)old\b", 0.8),
+        (r"\b(?:aged?|age of)\s+(?:\d{1,3})\b", 0.8),
+    )
+    FLAGS = re.IGNORECASE
+
+    def may_match(self, text: str) -> bool:
+        return _has_digit(text)
+
+
+_NUM_WORDS_RE = "|".join(sorted((w for w in _NUMBER_WORDS if w not in ("o", "oh", "double", "triple")),
+                                key=len, reverse=True))
+# an amount: digits ("1,470,000", "5,699.21") or number words ("twenty-four", "two hundred")
+_AMOUNT = (r"(?:\d[\d,.]*\d|\d|(?:" + _NUM_WORDS_RE + r"|hundred|thousand)(?:[\s-]+(?:"
+           + _NUM_WORDS_RE + r"|hundred|thousand|and))*)(?:\s+(?:thousand|million|billion|bn|m))?")
+_UNIT = r"(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)"
+
+
+class DurationDetector(PatternDetector):
+    """Spans of time: "three years and nine months", "14 years", "two and a half years", "42 days"."""
+
+    label = "DURATION"
+    PATTERNS = ((r"\b" + _AMOUNT + r"(?:\s+and\s+a\s+half)?[\s-]+" + _UNIT + r"\b"
+                 r"(?:\s+and\s+" + _AMOUNT + r"[\s-]+" + _UNIT + r"\b)?", 0.6),)
+    FLAGS = re.IGNORECASE
+
+
+_CURRENCY_CODES = ("EUR|USD|GBP|CHF|TRY|TRL|YTL|ATS|DEM|FRF|ITL|ESP|NLG|BEF|PLN|SEK|NOK|DKK|ISK|RUB|UAH|"
+                   "HUF|CZK|SKK|BGN|RON|HRK|SIT|GRD|CYP|MTL|LTL|LVL|EEK|AMD|AZN|GEL|MDL|RSD|MKD|ALL|BAM|"
+                   "JPY|CNY|INR|CAD|AUD")
+_CURRENCY_WORDS = (r"(?:(?i:new|old)\s+)?(?:[A-Z][a-z]+\s+)?(?i:euros?|dollars?|pounds?(?:\s+sterling)?|"
+                   r"liras?|lire|marks?|schillings?|francs?|zlotys?|kronor|kroner|kronur|kronas?|roubles?|"
+                   r"rubles?|hryvnias?|forints?|korunas?|lei|levs?|kunas?|dinars?|drachmas?|cents?|bucks)")
+_MEASURES = (r"(?:km/h|mph|kilometres?|kilometers?|km|metres?|meters?|square\s+met(?:re|er)s?|sq\.?\s?m|m²|"
+             r"hectares?|ha|acres?|miles?|feet|ft|inches|kilograms?|kilos?|kg|grams?|g|tonnes?|tons?|"
+             r"litres?|liters?|per\s+cent|percent|%)")
+
+
+class MoneyDetector(PatternDetector):
+    """Amounts of money: "EUR 1,470,000", "$25", "200,000 Turkish liras (TRY)", "thirty thousand dollars"."""
+
+    label = "MONEY"
+    PATTERNS = (
+        (r"(?:[$€£¥]\s?|\b(?:" + _CURRENCY_CODES + r")\s?)\d[\d,.]*\d?\b", 0.7),
+        (r"\b" + _AMOUNT + r"\s*(?:\b(?:" + _CURRENCY_CODES + r")\b|" + _CURRENCY_WORDS + r"\b)"
+         r"(?:\s*\((?:" + _CURRENCY_CODES + r")\))?", 0.7),
+    )
+
+    def may_match(self, text: str) -> bool:
+        return _has_digit(text) or any(c in text for c in "$€£¥") or "dollar" in text or "euro" in text
+
+
+class QuantityDetector(PatternDetector):
+    """Measured quantities: "50 metres", "26 km/h", "3.5 hectares", "12 per cent"."""
+
+    label = "QUANTITY"
+    PATTERNS = ((r"\b\d[\d,.]*\s?" + _MEASURES + r"(?![\w/])", 0.6),)
+    FLAGS = re.IGNORECASE
+
+    def may_match(self, text: str) -> bool:
+        return _has_digit(text)

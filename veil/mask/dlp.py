@@ -1,0 +1,73 @@
+"""Detect and mask stage: the DLP-style masker (the Dialpad paper's detectors, run locally).
+
+Runs a set of small detectors (``veil.mask.detectors``): email, URL, IP address, phone number
+(``phonenumbers``), credit card (Luhn-checked), US SSN, runs of 3+ digits written or spelled out,
+dates, ages, spelled-out letters, usernames (with a hot-word window) and names after an honorific;
+then applies the custom dictionary (always masked, with its type) and the exclusion list (never
+masked). Hits below ``min_score`` are dropped (e.g. a bare nine-digit number with no "social
+security" nearby is not reported as an SSN, though the number detector still masks it).
+
+Names, organisations and places come from the separate ``entity_tagger`` masker; the paper's
+"DLP" setting is ``MaskingEngine([EntityTaggerMasker(), DLPMasker()])``. Keeping them apart lets
+this masker run at regex speed on its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from veil.errors import VeilError
+from veil.mask.base import Masker
+from veil.mask.detectors import DEFAULT_DETECTORS, DETECTORS, Detector, DictionaryDetector
+from veil.mask.detectors.words import read_dictionary
+from veil.textutil import normalise_surface
+from veil.types import Span
+
+
+def _read_list(path: str | Path) -> list[str]:
+    from veil.mask.allow_list import read_word_list
+
+    return read_word_list(path)
+
+
+class DLPMasker(Masker):
+    """``DLPMasker(detectors=("email", "phone"), exclude=["Dallas"], dictionary={"Acme": "ORGANIZATION_NAME"})``.
+
+    ``exclude_file`` (one term a line) and ``dictionary_file`` (``term<TAB>TYPE`` lines) read the
+    same from files.
+    """
+
+    name = "dlp"
+
+    def __init__(self, detectors: Iterable[str] = DEFAULT_DETECTORS, exclude: Iterable[str] = (),
+                 exclude_file: str | Path | None = None, dictionary: Mapping[str, str] | None = None,
+                 dictionary_file: str | Path | None = None, min_score: float = 0.5) -> None:
+        if isinstance(detectors, str):
+            detectors = [d.strip() for d in detectors.split(",") if d.strip()]
+        names = list(detectors)
+        unknown = [d for d in names if d not in DETECTORS]
+        if unknown:
+            raise VeilError(f"dlp: unknown detector(s) {', '.join(unknown)}; choose from {', '.join(DETECTORS)}")
+        self.detectors: list[Detector] = [DETECTORS[d]() for d in names]
+        terms = dict(dictionary or {})
+        if dictionary_file is not None:
+            terms.update(read_dictionary(dictionary_file))
+        if terms:
+            self.detectors.append(DictionaryDetector(terms))
+        if not self.detectors:
+            raise VeilError("dlp: no detectors chosen")
+        excluded = list(exclude) + (_read_list(exclude_file) if exclude_file is not None else [])
+        self.exclude = frozenset(normalise_surface(e) for e in excluded)
+        self.min_score = min_score
+
+    def detect(self, text: str) -> list[Span]:
+        source, min_score = self.name, self.min_score
+        spans = [s for det in self.detectors for s in det.find(text, source) if s.score >= min_score]
+        if self.exclude and spans:
+            spans = [s for s in spans if normalise_surface(text[s.start:s.end]) not in self.exclude]
+        spans.sort(key=lambda s: (s.start, -s.end))
+        return spans
+
+    def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
+        return [self.detect(t) for t in texts]
