@@ -1,0 +1,52 @@
+"""The identifier-count membership inference attack: scores, ROC, AUC, TPR at low FPR (veil.audit.membership)."""
+
+import pytest
+
+from veil.audit.membership import identifier_scores, membership_summary, roc, tpr_at_fpr
+from veil.audit.metrics import Prediction
+from veil.errors import VeilError
+
+
+def P(predicted):
+    return Prediction(0, 0, "x", predicted, False, "identifier")
+
+
+def test_identifier_scores_count_distinct_own_indirect_identifiers():
+    preds = {"a": [P("zorgon"), P("zorgon"), P("plano"), P("the")], "b": [P("zorgon")]}
+    ids = {"a": {"zorgon", "plano", "quux"}, "b": {"vertebra"}, "c": {"x"}}
+    assert identifier_scores(preds, ids) == {"a": 2, "b": 0, "c": 0}
+
+
+def test_perfect_and_random_scores():
+    perfect = membership_summary({"m1": 3, "m2": 2, "n1": 0, "n2": 1}, ["m1", "m2"])
+    assert perfect["auc"] == 1.0
+    assert perfect["tpr_at_fpr"]["0.001"] == 1.0
+    tied = membership_summary({"m1": 0, "m2": 0, "n1": 0, "n2": 0}, ["m1", "m2"])
+    assert tied["auc"] == 0.5
+    # no signal: the ROC is the diagonal, so TPR equals FPR
+    assert tied["tpr_at_fpr"] == pytest.approx({"0.001": 0.001, "0.01": 0.01, "0.1": 0.1})
+
+
+def test_tpr_interpolates_between_roc_vertices():
+    fpr, tpr = [0.0, 0.0, 0.5, 1.0], [0.0, 0.2, 0.8, 1.0]
+    assert tpr_at_fpr(fpr, tpr, 0.0) == 0.2  # top of the vertical segment at FPR 0
+    assert tpr_at_fpr(fpr, tpr, 0.25) == pytest.approx(0.5)
+    assert tpr_at_fpr(fpr, tpr, 0.5) == pytest.approx(0.8)
+    assert tpr_at_fpr(fpr, tpr, 1.0) == 1.0
+    with pytest.raises(VeilError):
+        tpr_at_fpr(fpr, tpr, 1.5)
+
+
+def test_roc_from_scores_matches_hand_computation():
+    # members 4, 2; non-members 3, 0: ranking m, n, m, n
+    curve = roc({"m1": 4, "m2": 2, "n1": 3, "n2": 0}, ["m1", "m2"])
+    assert curve["auc"] == pytest.approx(0.75)
+    pts = list(zip(curve["fpr"], curve["tpr"]))
+    assert (0.0, 0.5) in pts and (0.5, 0.5) in pts and (0.5, 1.0) in pts
+    s = membership_summary({"m1": 4, "m2": 2, "n1": 3, "n2": 0}, ["m1", "m2"])
+    assert s["tpr_at_fpr"]["0.1"] == pytest.approx(0.5)
+
+
+def test_needs_members_and_non_members():
+    with pytest.raises(VeilError, match="both members and non-members"):
+        roc({"a": 1, "b": 2}, ["a", "b"])
