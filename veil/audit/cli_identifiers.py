@@ -1,0 +1,238 @@
+"""Audit stage CLI: ``veil audit identifiers CORPUS --format {switchboard,tab,jsonl} --k 2 --max-n 1 --out DIR``.
+
+Builds the person–word graph of a corpus with a person field, finds direct identifiers (entity
+tagger) and indirect identifiers (terms used by fewer than k persons), and writes the statistics of
+the PPMLM paper's Figures 2–3 (and Appendices B–C: counts for several k and n) as CSV, markdown and
+a PNG plot.
+
+Corpora and their persons:
+
+- ``switchboard``: a folder of SwDA transcripts (``<conversation>.txt``, lines
+  ``Speaker|Utterance|DA-tag``), or the parent folder holding ``train/``; one document per
+  utterance; the person is the caller, from ``call_con_tab.csv`` (conversation + side A/B ->
+  caller id; found beside the transcripts in ``speakers/`` unless ``--speakers`` names it).
+- ``tab``: TAB JSONL; one document per case; the person is the case's applicant.
+- ``jsonl``: one JSON object a line with ``--text-field`` (default ``text``) and ``--person-field``
+  (default ``person``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import sys
+from pathlib import Path
+
+from veil.errors import InputError, VeilError
+from veil.types import Document
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("switchboard", "tab", "jsonl")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("corpus", metavar="CORPUS", help="corpus file or folder (see --format)")
+    p.add_argument("--format", required=True, choices=FORMATS, help="corpus format (decides the person)")
+    p.add_argument("--k", type=int, default=2, help="indirect identifier: a term used by fewer than k persons (default 2)")
+    p.add_argument("--max-n", type=int, default=1, help="indirect identifiers are n-grams up to this n (default 1: words)")
+    p.add_argument("--out", metavar="DIR", help="write per_person.csv, sharing.csv, sweep.csv, identifiers.md, "
+                                                "identifiers.png, summary.json here")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--masker", nargs="+", default=["entity_tagger"], metavar="NAME",
+                   help="maskers whose spans are the direct identifiers (default: entity_tagger)")
+    p.add_argument("--no-direct", action="store_true", help="skip direct identifiers (no NER run)")
+    p.add_argument("--speakers", metavar="CSV", help="Switchboard call_con_tab.csv (default: found beside the corpus)")
+    p.add_argument("--text-field", default="text", help="jsonl: the text field (default text)")
+    p.add_argument("--person-field", default="person", help="jsonl: the person field (default person)")
+    p.add_argument("--limit", type=int, metavar="N", help="use only the first N documents")
+    p.add_argument("--identifiers-out", metavar="FILE",
+                   help="write each person's identifiers as JSONL {person, direct, indirect} (sensitive!)")
+
+
+# --- corpus readers with a person field ---------------------------------------------------------------
+
+def _find_speakers(root: Path) -> Path:
+    for cand in (root / "speakers" / "call_con_tab.csv", root.parent / "speakers" / "call_con_tab.csv",
+                 root / "call_con_tab.csv"):
+        if cand.is_file():
+            return cand
+    raise VeilError(f"no speakers/call_con_tab.csv found beside {root}; name it with --speakers")
+
+
+def read_switchboard(path: str | Path, speakers: str | Path | None = None) -> list[Document]:
+    """SwDA transcripts -> one ``Document`` per utterance, person = caller id, group = conversation."""
+    root = Path(path)
+    if not root.is_dir():
+        raise InputError(str(root), None, "not a folder of Switchboard transcripts")
+    folder = root / "train" if not any(root.glob("*.txt")) and (root / "train").is_dir() else root
+    files = sorted(folder.glob("*.txt"))
+    if not files:
+        raise InputError(str(folder), None, "no <conversation>.txt transcripts here")
+    spk_path = Path(speakers) if speakers else _find_speakers(root)
+    callers: dict[tuple[str, str], str] = {}
+    with open(spk_path, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        need = {"id_conv", "id_caller", "id_speaker"}
+        if not need <= set(reader.fieldnames or ()):
+            raise InputError(str(spk_path), 1, f"header must have columns {sorted(need)}")
+        for row in reader:
+            callers[(row["id_conv"].strip(), row["id_caller"].strip())] = row["id_speaker"].strip()
+    docs: list[Document] = []
+    for fp in files:
+        conv = fp.stem
+        for lineno, line in enumerate(fp.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            side, sep, rest = line.partition("|")
+            text, sep2, _tag = rest.rpartition("|")
+            if not sep or not sep2:
+                raise InputError(str(fp), lineno, "expected 'Speaker|Utterance|DA-tag'")
+            person = callers.get((conv, side.strip()))
+            if person is None:
+                raise InputError(str(fp), lineno, f"conversation {conv} side {side!r} is not in {spk_path}")
+            docs.append(Document(id=f"{conv}:{lineno}", text=text, person=person, group=conv))
+    return docs
+
+
+def read_tab_applicants(path: str | Path) -> list[Document]:
+    """TAB JSONL -> one ``Document`` per case, person = the applicant."""
+    from veil.mask.gold import read_gold
+
+    docs = []
+    for g in read_gold(path, "tab"):
+        applicant = g.doc.meta.get("applicant")
+        if not applicant:
+            raise InputError(str(path), None, f"case {g.doc.id} has no metadata.provenance.applicant")
+        g.doc.person = str(applicant)
+        docs.append(g.doc)
+    return docs
+
+
+def read_jsonl_persons(path: str | Path, text_field: str = "text", person_field: str = "person") -> list[Document]:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(str(path), None, "no such file")
+    docs = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                text, person = rec[text_field], rec[person_field]
+            except json.JSONDecodeError as e:
+                raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
+            except (KeyError, TypeError):
+                raise InputError(str(path), lineno, f"need fields {text_field!r} and {person_field!r}") from None
+            if not isinstance(text, str) or person in (None, ""):
+                raise InputError(str(path), lineno, f"{text_field!r} must be text and {person_field!r} set")
+            docs.append(Document(id=str(rec.get("id", lineno)), text=text, person=str(person)))
+    if not docs:
+        raise InputError(str(path), None, "no documents")
+    return docs
+
+
+def load_corpus(path: str | Path, fmt: str, speakers: str | Path | None = None, text_field: str = "text",
+                person_field: str = "person") -> list[Document]:
+    if fmt == "switchboard":
+        return read_switchboard(path, speakers)
+    if fmt == "tab":
+        return read_tab_applicants(path)
+    if fmt == "jsonl":
+        return read_jsonl_persons(path, text_field, person_field)
+    raise VeilError(f"unknown corpus format {fmt!r}; choose from {', '.join(FORMATS)}")
+
+
+# --- the command ------------------------------------------------------------------------------------------
+
+def sweep(graph, ks=(2, 3, 5), ns=None) -> list[dict]:
+    """Indirect identifiers per person for several k and n (Appendices B–C, Figures 8 and 10)."""
+    from veil.audit.identifiers import indirect_identifiers
+
+    rows = []
+    for n in ns or range(1, graph.max_n + 1):
+        for k in ks:
+            counts = [len(v) for v in indirect_identifiers(graph, k=k, max_n=n).values()]
+            counts.sort()
+            rows.append({"k": k, "max_n": n, "indirect_total": None, "mean_per_person": sum(counts) / len(counts),
+                         "median_per_person": counts[len(counts) // 2],
+                         "share_persons_with_none": sum(1 for c in counts if c == 0) / len(counts)})
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    from veil.audit import identifiers as ids
+    from veil.audit import plots
+
+    if args.k < 2 or args.max_n < 1:
+        raise VeilError("--k must be at least 2 and --max-n at least 1")
+    docs = load_corpus(args.corpus, args.format, args.speakers, args.text_field, args.person_field)
+    if args.limit is not None:
+        docs = docs[: args.limit]
+    log.info("%d documents, %d persons", len(docs), len({d.person for d in docs}))
+    graph = ids.person_word_graph(docs, max_n=args.max_n, progress=True)
+    indirect = ids.indirect_identifiers(graph, k=args.k, max_n=args.max_n)
+    direct = None
+    if not args.no_direct:
+        log.info("direct identifiers: %s over %d documents", " + ".join(args.masker), len(docs))
+        direct = ids.direct_identifiers(docs, args.masker, progress=True)
+    summary = ids.summary(graph, indirect, args.k, direct)
+    people = ids.per_person_table(graph, indirect, direct)
+    sharing = ids.sharing_table(graph, 1)
+    sweep_rows = sweep(graph)
+    for r in sweep_rows:
+        r.pop("indirect_total")
+
+    if args.out:
+        out = Path(args.out)
+        plots.write_csv(out / "per_person.csv", people)
+        plots.write_csv(out / "sharing.csv", sharing)
+        plots.write_csv(out / "sweep.csv", sweep_rows)
+        plots.write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+        plots.write_text(out / "identifiers.md", render_markdown(summary, sharing, sweep_rows, args))
+        plots.plot_identifier_cdfs(people, sharing, out / "identifiers.png", args.k,
+                                   title=f"{Path(args.corpus).name} ({args.format}): {summary['persons']} persons")
+        log.info("wrote %s", out)
+    if args.identifiers_out:
+        plots.write_jsonl(args.identifiers_out, (
+            {"person": p, "direct": sorted(direct.get(p, ())) if direct else None, "indirect": sorted(indirect[p])}
+            for p in graph.persons))
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        sys.stdout.write(render_markdown(summary, sharing, sweep_rows, args))
+    return 0
+
+
+def render_markdown(summary: dict, sharing: list[dict], sweep_rows: list[dict], args: argparse.Namespace) -> str:
+    from veil.audit.plots import markdown_table
+
+    ipp = summary["indirect_per_person"]
+    lines = [f"### Identifiers: {args.corpus} ({args.format}, k={args.k}, n≤{args.max_n})", "",
+             "| statistic | value |", "|---|---:|",
+             f"| persons | {summary['persons']} |", f"| documents | {summary['documents']} |",
+             f"| word occurrences | {summary['words']} |", f"| distinct words | {summary['distinct_words']} |",
+             f"| distinct words used by one person | {summary['share_distinct_words_one_person']:.1%} |",
+             f"| word occurrences of those words | {summary['share_word_occurrences_one_person']:.1%} |",
+             f"| distinct indirect identifiers (k={args.k}, n≤{args.max_n}) | {summary['indirect_total']} |",
+             f"| indirect identifiers per person: mean / median / max | {ipp['mean']:.1f} / {ipp['median']:.0f} / "
+             f"{ipp['max']:.0f} |",
+             f"| persons with no indirect identifier | {ipp['share_zero']:.1%} |"]
+    if "direct_per_person" in summary:
+        dpp = summary["direct_per_person"]
+        lines += [f"| distinct direct identifiers | {summary['direct_total']} |",
+                  f"| direct identifiers per person: mean / median / max | {dpp['mean']:.1f} / "
+                  f"{dpp['median']:.0f} / {dpp['max']:.0f} |",
+                  f"| persons with no direct identifier | {dpp['share_zero']:.1%} |"]
+    wpp = summary["words_per_person"]
+    lines += [f"| words per person: mean / median | {wpp['mean']:.0f} / {wpp['median']:.0f} |", ""]
+    lines += ["Words by the number of persons using them (Figure 3; first rows):", "",
+              markdown_table(sharing[:10], ["persons", "distinct_terms", "occurrences", "cum_share_distinct",
+                                            "cum_share_occurrences"]), "",
+              "Indirect identifiers per person for several k and n (Appendices B–C):", "",
+              markdown_table(sweep_rows, ["k", "max_n", "mean_per_person", "median_per_person",
+                                          "share_persons_with_none"]), ""]
+    return "\n".join(lines) + "\n"

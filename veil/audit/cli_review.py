@@ -1,0 +1,112 @@
+"""Audit stage CLI: ``veil audit review export|import`` — manual residual-risk review (Dialpad §4.1).
+
+``export CORPUS --format FMT --masker NAME [...] --sample N --seed S --out DIR`` masks a seeded random
+sample with numbered placeholders and writes one file per document for reviewers;
+``import DIR [--json] [--details FILE]`` reads the files annotated with ``(text)[MISSED_TAG]`` and
+prints the residual-risk statistics (the paper's Table 4 layout; ``--json``: the Total row).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+
+log = logging.getLogger(__name__)
+
+CORPUS_FORMATS = ("tab", "presidio", "conll", "switchboard", "jsonl", "text")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="review_command", metavar="ACTION", required=True)
+    e = sub.add_parser("export", help="mask a random sample of documents and write it for human review")
+    e.add_argument("corpus", metavar="CORPUS", help="the corpus to sample from")
+    e.add_argument("--format", required=True, choices=CORPUS_FORMATS,
+                   help="tab / presidio / conll gold files (their texts), switchboard (one document per "
+                        "conversation), jsonl (--text-field), text (one document per line)")
+    e.add_argument("--masker", nargs="+", default=["entity_tagger", "dlp"], metavar="NAME",
+                   help="maskers, by registry name (default: entity_tagger dlp)")
+    e.add_argument("--sample", type=int, default=100, metavar="N", help="documents to sample (default 100)")
+    e.add_argument("--seed", type=int, default=0, help="random seed of the sample (default 0)")
+    e.add_argument("--out", required=True, metavar="DIR", help="folder for the review files (must be new)")
+    e.add_argument("--text-field", default="text", help="jsonl: the text field (default text)")
+    e.add_argument("--group-field", help="jsonl: a field naming each document's group (Table 4's context)")
+    i = sub.add_parser("import", help="score reviewed files annotated with (text)[MISSED_TAG]")
+    i.add_argument("folder", metavar="DIR", help="a folder written by `review export`, after review")
+    i.add_argument("--json", action="store_true",
+                   help='print only {"documents", "mean", "std", "p95", "max", "mean_plus_std", "pass"}')
+    i.add_argument("--details", metavar="FILE", help="write each document's missed PI and score (JSONL)")
+    i.add_argument("--scores", metavar="CSV", help="infoType score table (default: the paper's Table 6)")
+
+
+def _load(args: argparse.Namespace):
+    from pathlib import Path
+
+    from veil.errors import InputError
+    from veil.types import Document
+
+    if args.format in ("tab", "presidio", "conll"):
+        from veil.mask.gold import read_gold
+
+        docs = [g.doc for g in read_gold(args.corpus, args.format)]
+        for d in docs:
+            d.group = d.group or d.meta.get("dataset_type")
+        return docs
+    if args.format == "switchboard":
+        from veil.audit.cli_identifiers import read_switchboard
+
+        by_conv: dict[str, list[str]] = {}
+        for d in read_switchboard(args.corpus):
+            by_conv.setdefault(d.group, []).append(d.text)
+        return [Document(id=c, text="\n".join(t), group="switchboard") for c, t in by_conv.items()]
+    path = Path(args.corpus)
+    if not path.is_file():
+        raise InputError(str(path), None, "no such file")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if args.format == "text":
+        return [Document(id=str(n), text=t) for n, t in enumerate(lines, 1) if t.strip()]
+    docs = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            text = rec[args.text_field]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise InputError(str(path), n, f"expected a JSON object with field {args.text_field!r}") from None
+        group = rec.get(args.group_field) if args.group_field else None
+        docs.append(Document(id=str(rec.get("id", n)), text=str(text), group=None if group is None else str(group)))
+    return docs
+
+
+def run(args: argparse.Namespace) -> int:
+    from veil.audit import review, risk
+
+    if args.review_command == "export":
+        from veil.mask.engine import MaskingEngine
+
+        docs = review.sample(_load(args), args.sample, args.seed)
+        try:
+            engine = MaskingEngine.from_names(args.masker, style="numbered")
+        except KeyError as e:
+            from veil.errors import VeilError
+
+            raise VeilError(str(e.args[0])) from None
+        masked = engine.mask(docs)
+        out = review.export_sample(masked, args.out, args.seed)
+        print(f"wrote {len(masked)} masked documents for review to {out}; see {out / review.INSTRUCTIONS}")
+        return 0
+
+    table = risk.ScoreTable.load(args.scores) if args.scores else risk.default_table()
+    risks = review.import_reviews(args.folder, table)
+    rows = risk.group_table(risks)
+    if args.details:
+        risk.write_details(args.details, risks)
+    if args.json:
+        print(json.dumps({k: rows[-1][k] for k in ("documents", "mean", "std", "p95", "max", "mean_plus_std", "pass")}))
+        return 0
+    print(risk.format_table(rows))
+    total = rows[-1]
+    print(f"\n{'PASSES' if total['pass'] else 'FAILS'} the criterion mean + std < {risk.THRESHOLD:g}: "
+          f"{total['mean_plus_std']:.2f}")
+    return 0

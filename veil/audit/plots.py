@@ -1,0 +1,135 @@
+"""Audit stage: writing audit tables (CSV, markdown, JSONL) and plots (PNG) atomically.
+
+Every file is written to a temporary name in its folder and renamed into place, so a reader never
+sees half a table. matplotlib is imported inside the plotting functions, with the Agg back-end.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_text(path: str | Path, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> None:
+    columns = list(columns or (rows[0].keys() if rows else []))
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    write_text(path, buf.getvalue())
+
+
+def write_jsonl(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:
+    write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None,
+                   digits: int = 3) -> str:
+    columns = list(columns or (rows[0].keys() if rows else []))
+
+    def cell(v: Any) -> str:
+        return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    lines += ["| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: str | Path) -> None:
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
+    _pyplot().close(fig)
+
+
+def plot_risk_histogram(scores_by_group: Mapping[str, Sequence[float]], threshold: float, path: str | Path,
+                        title: str = "") -> None:
+    """Histogram of document risk scores per group, with mean + std and the threshold marked."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    all_scores = [s for v in scores_by_group.values() for s in v]
+    top = int(max(all_scores, default=0)) + 1
+    bins = [b - 0.5 for b in range(0, top + 2)]
+    ax.hist(list(scores_by_group.values()), bins=bins, label=list(scores_by_group), stacked=True)
+    n = len(all_scores)
+    if n:
+        mean = sum(all_scores) / n
+        std = (sum((s - mean) ** 2 for s in all_scores) / (n - 1)) ** 0.5 if n > 1 else 0.0
+        ax.axvline(mean + std, color="black", linestyle="--", label=f"μ+σ = {mean + std:.1f}")
+    ax.axvline(threshold, color="red", label=f"threshold {threshold:g}")
+    ax.set_xlabel("residual risk score per document")
+    ax.set_ylabel("documents")
+    ax.set_title(title or "Residual risk")
+    ax.legend(fontsize="small")
+    save_figure(fig, path)
+
+
+def plot_identifier_cdfs(per_person: Sequence[Mapping[str, Any]], sharing: Sequence[Mapping[str, Any]],
+                         path: str | Path, k: int, title: str = "") -> None:
+    """Figures 2 and 3 of the PPMLM paper side by side.
+
+    Left: cumulative distribution over persons of their number of direct identifiers, indirect
+    identifiers and words. Right: cumulative share of distinct words and of word occurrences used
+    by at most m persons.
+    """
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    series = [("indirect", f"indirect identifiers (k={k})"), ("direct", "direct identifiers"),
+              ("words", "words")]
+    for key, label in series:
+        vals = sorted(r[key] for r in per_person if key in r)
+        if vals:
+            ys = [(i + 1) / len(vals) for i in range(len(vals))]
+            left.step([max(v, 0.8) for v in vals], ys, where="post", label=label)
+    left.set_xscale("log")
+    left.set_xlabel("count per person (log)")
+    left.set_ylabel("share of persons (cumulative)")
+    left.set_title("Identifiers and words per person")
+    left.legend(fontsize="small")
+    ms = [r["persons"] for r in sharing]
+    right.step(ms, [r["cum_share_distinct"] for r in sharing], where="post", label="distinct words")
+    right.step(ms, [r["cum_share_occurrences"] for r in sharing], where="post", label="word occurrences")
+    right.set_xscale("log")
+    right.set_xlabel("number of persons using the word (log)")
+    right.set_ylabel("cumulative share")
+    right.set_ylim(0, 1.02)
+    right.set_title("Words shared by persons")
+    right.legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    save_figure(fig, path)
