@@ -1,0 +1,135 @@
+"""Each DLP detector against a table of (text, expected hits); a hit is (surface, label)."""
+
+import pytest
+
+from veil.errors import InputError, VeilError
+from veil.mask.detectors.numbers import luhn_ok, run_digits
+from veil.mask.dlp import DLPMasker
+
+
+def hits(masker: DLPMasker, text: str) -> list[tuple[str, str]]:
+    return [(text[s.start:s.end], s.label) for s in masker.detect(text)]
+
+
+CASES = [
+    # email
+    ("email", "write to john.smith+x@example.co.uk today", [("john.smith+x@example.co.uk", "EMAIL_ADDRESS")]),
+    ("email", "it's john dot smith at gmail dot com", [("john dot smith at gmail dot com", "EMAIL_ADDRESS")]),
+    ("email", "meet me at noon, at the dot", []),
+    ("email", "no @ here", []),
+    # url
+    ("url", "see https://example.org/a?b=1.", [("https://example.org/a?b=1", "URL")]),
+    ("url", "go to www.acme.com now", [("www.acme.com", "URL"), ("www.acme.com", "URL")]),
+    ("url", "visit acme.org/help, please", [("acme.org/help", "URL")]),
+    ("url", "e.g. this, i.e. that. End.", []),
+    # ip address
+    ("ip_address", "server 192.168.0.1.", [("192.168.0.1", "IP_ADDRESS")]),
+    ("ip_address", "v6 2001:db8::ff00:42:8329 ok", [("2001:db8::ff00:42:8329", "IP_ADDRESS")]),
+    ("ip_address", "version 1.2.3.4.5 and 999.1.1.1 and 10:30:00", []),
+    # phone
+    ("phone", "call (212) 555-0143 or +44 20 7946 0958", [("(212) 555-0143", "PHONE_NUMBER"),
+                                                          ("+44 20 7946 0958", "PHONE_NUMBER")]),
+    ("phone", "application no. 18403/91 of 1991", []),
+    # credit card (Luhn)
+    ("credit_card", "card 4111 1111 1111 1111 exp", [("4111 1111 1111 1111", "CREDIT_CARD_NUMBER")]),
+    ("credit_card", "card 4111-1111-1111-1112 exp", []),
+    ("credit_card", "zeros 0000 0000 0000 0000", []),
+    # US SSN
+    ("us_ssn", "ssn 123-45-6789.", [("123-45-6789", "US_SOCIAL_SECURITY_NUMBER")]),
+    ("us_ssn", "my social security is 123456789", [("123456789", "US_SOCIAL_SECURITY_NUMBER")]),
+    ("us_ssn", "order 123456789 shipped", []),  # bare nine digits without a hot word: score too low
+    ("us_ssn", "ssn 666-12-3456 or 900-12-3456", []),
+    # digit runs, written, spelled and mixed
+    ("number", "case 18403/91 and 1,470,000 and 12", [("18403/91", "NUMBER"), ("1,470,000", "NUMBER")]),
+    ("number", "it's four five six, right", [("four five six", "NUMBER")]),
+    ("number", "code 4 five 6", [("4 five 6", "NUMBER")]),
+    ("number", "double five six", [("double five six", "NUMBER")]),
+    ("number", "in nineteen eighty-five", [("nineteen eighty-five", "NUMBER")]),
+    ("number", "oh, one two three", [("one two three", "NUMBER")]),
+    ("number", "twenty one people, one or two", []),
+    ("number", "at ten o'clock, two three", []),
+    ("number", "the 1990s", [("1990s", "NUMBER")]),
+    # dates
+    ("date", "on 22 June 2005 and June 22nd, 2005", [("22 June 2005", "DATE"), ("June 2005", "DATE"),
+                                                 ("June", "DATE"), ("June 22nd, 2005", "DATE"),
+                                                 ("June", "DATE")]),
+    ("date", "from 12/03/1999 to 2005-06-22", [("12/03/1999", "DATE"), ("2005-06-22", "DATE")]),
+    ("date", "you may go; 123-45-6789", []),
+    # ages, durations, money, quantities
+    ("age", "she is 42 years old, aged 33", [("42 years old", "AGE"), ("aged 33", "AGE")]),
+    ("duration", "three years and nine months' prison", [("three years and nine months", "DURATION")]),
+    ("duration", "two and a half years, 42 days", [("two and a half years", "DURATION"), ("42 days", "DURATION")]),
+    ("duration", "a year ago, many years", []),
+    ("money", "pay EUR 1,470,000 or $25", [("EUR 1,470,000", "MONEY"), ("$25", "MONEY")]),
+    ("money", "200,000 Turkish liras (TRY) and thirty thousand dollars",
+     [("200,000 Turkish liras (TRY)", "MONEY"), ("thirty thousand dollars", "MONEY")]),
+    ("money", "dollars and euros", []),
+    ("quantity", "about 50 metres at 26 km/h, 12 per cent", [("50 metres", "QUANTITY"), ("26 km/h", "QUANTITY"),
+                                                            ("12 per cent", "QUANTITY")]),
+    # spelled-out letters
+    ("spelled_word", "that's A-L-P-H-A", [("A-L-P-H-A", "SPELLED_WORD")]),
+    ("spelled_word", "code M-K two one please", [("M-K two one", "SPELLED_WORD")]),
+    ("spelled_word", "a T-shirt, an x-ray, U-S", []),
+    # usernames / generic ids
+    ("username", "my username is Mrbigchef", [("Mrbigchef", "USERNAME")]),
+    ("username", "find enigma52 or @paulwalk", [("enigma52", "USERNAME"), ("@paulwalk", "USERNAME")]),
+    ("username", "she didn't handle it; the 1990s, 3rd, 10kg", []),
+    # names after an honorific
+    ("titled_name", "by Mr Oğuz Atakan Köseoğlu (“the applicant”)", [("Oğuz Atakan Köseoğlu", "PERSON_NAME")]),
+    ("titled_name", "Mr Z.M. Necatigil and Mrs A. Demetriades.", [("Z.M. Necatigil", "PERSON_NAME"),
+                                                                ("A. Demetriades", "PERSON_NAME")]),
+    ("titled_name", "Mr said that dr who", []),
+]
+
+
+@pytest.mark.parametrize("detector,text,expected", CASES)
+def test_detector_table(detector, text, expected):
+    assert hits(DLPMasker(detectors=[detector]), text) == expected
+
+
+def test_username_hot_word_raises_score():
+    m = DLPMasker(detectors=["username"])
+    far = "and then " * 20  # common words: only the handle is a hit
+    [near_hit] = m.detect("my user name is jsmith1985")
+    [far_hit] = m.detect(f"my user name is {far} jsmith1985")
+    assert near_hit.score > far_hit.score >= m.min_score
+
+
+def test_dictionary_and_exclusion(tmp_path):
+    d = tmp_path / "dict.tsv"
+    d.write_text("# company names\nDunder Mifflin\tORGANIZATION_NAME\nPam\tPERSON_NAME\nzork\n", encoding="utf-8")
+    m = DLPMasker(detectors=["number"], dictionary_file=d, exclude=["911"])
+    text = "Pam from dunder mifflin called 911 and 4567; Pamela and ZORK"
+    assert hits(m, text) == [("Pam", "PERSON_NAME"), ("dunder mifflin", "ORGANIZATION_NAME"),
+                             ("4567", "NUMBER"), ("ZORK", "CUSTOM")]
+
+
+def test_default_dlp_masker_runs_every_detector():
+    text = "Mail a@b.com, call (212) 555-0143, ssn 123-45-6789, spell A-B-C, user name zq9x7"
+    labels = {s.label for s in DLPMasker().detect(text)}
+    assert {"EMAIL_ADDRESS", "PHONE_NUMBER", "US_SOCIAL_SECURITY_NUMBER", "SPELLED_WORD", "USERNAME"} <= labels
+
+
+def test_bad_options_are_clear_errors(tmp_path):
+    with pytest.raises(VeilError, match="unknown detector"):
+        DLPMasker(detectors=["email", "nope"])
+    with pytest.raises(InputError):
+        DLPMasker(dictionary_file=tmp_path / "missing.tsv")
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("Acme\tnot a type\n", encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        DLPMasker(dictionary_file=bad)
+    assert e.value.line == 1
+    assert DLPMasker(detectors="email,url").detectors[1].name == "UrlDetector"
+
+
+@pytest.mark.parametrize("digits,ok", [("4111111111111111", True), ("4111111111111112", False),
+                                       ("79927398713", True), ("79927398710", False)])
+def test_luhn(digits, ok):
+    assert luhn_ok(digits) is ok
+
+
+def test_run_digits_counts_spoken_numbers():
+    assert run_digits("twenty one")[0] == 2
+    assert run_digits("double five six")[0] == 3
+    assert run_digits("nineteen eighty five")[0] == 4  # 19 85: the unit after a tens word merges
