@@ -81,3 +81,60 @@ def test_sharing_table_and_summary():
 
 def test_identifier_words():
     assert identifier_words({"p": {"John Smith", "Acme-Corp"}}) == {"p": {"john", "smith", "acme", "corp"}}
+
+
+# --- corpus readers and the CLI ----------------------------------------------------------------------------
+
+def _switchboard(root):
+    (root / "train").mkdir(parents=True)
+    (root / "speakers").mkdir()
+    (root / "speakers" / "call_con_tab.csv").write_text(
+        "id_conv,id_caller,id_speaker,Unk_1\n2001,A,1020,x\n2001,B,1044,x\n2002,A,1044,x\n2002,B,1077,x\n")
+    (root / "train" / "2001.txt").write_text(
+        "A|Okay, I live in Dallas.|sd\nB|Uh-huh. My dog Rex|b\nA|Write me at al@example.com|sd\n")
+    (root / "train" / "2002.txt").write_text("A|My dog barks.|sd\nB|Okay, okay.|b\n")
+    return root
+
+
+def test_read_switchboard_persons_are_callers(tmp_path):
+    from veil.audit.cli_identifiers import read_switchboard
+
+    docs = read_switchboard(_switchboard(tmp_path / "swb"))
+    assert [(d.id, d.person, d.group) for d in docs] == [
+        ("2001:1", "1020", "2001"), ("2001:2", "1044", "2001"), ("2001:3", "1020", "2001"),
+        ("2002:1", "1044", "2002"), ("2002:2", "1077", "2002")]
+    assert docs[1].text == "Uh-huh. My dog Rex"
+    ind = indirect_identifiers(docs)
+    # caller 1044 said "dog" in two conversations: still one person, so an identifier
+    assert {"rex", "dog", "my"} <= ind["1044"] and "okay" not in ind["1020"]
+    assert ind["1077"] == set()  # "okay" is shared with caller 1020
+
+
+def test_read_switchboard_bad_line_and_unknown_side(tmp_path):
+    from veil.audit.cli_identifiers import read_switchboard
+    from veil.errors import InputError
+
+    root = _switchboard(tmp_path / "swb")
+    (root / "train" / "2003.txt").write_text("A|hello|sd\n")
+    with pytest.raises(InputError, match="2003"):
+        read_switchboard(root)
+    (root / "train" / "2003.txt").write_text("no separators\n")
+    with pytest.raises(InputError, match="2003.txt:1"):
+        read_switchboard(root)
+
+
+def test_cli_identifiers_writes_tables_and_plot(tmp_path, capsys):
+    import json
+
+    from veil.cli import main
+
+    root = _switchboard(tmp_path / "swb")
+    out = tmp_path / "out"
+    assert main(["audit", "identifiers", str(root / "train"), "--format", "switchboard", "--k", "2",
+                 "--max-n", "2", "--masker", "dlp", "--out", str(out), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["persons"] == 3 and s["documents"] == 5 and s["max_n"] == 2
+    assert s["direct_total"] == 1  # the DLP masker finds the email address only
+    for name in ("per_person.csv", "sharing.csv", "sweep.csv", "summary.json", "identifiers.md", "identifiers.png"):
+        assert (out / name).stat().st_size > 0
+    assert "| persons | 3 |" in (out / "identifiers.md").read_text()
