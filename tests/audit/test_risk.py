@@ -230,3 +230,11 @@ def test_cli_bad_input_is_a_clear_error(tmp_path, capsys):
     bad.write_text("{not json")
     assert main(["audit", "risk", str(bad), "--format", "presidio", "--masker", "dlp", "--json"]) == 2
     assert "bad.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("visible, leaks", [
+    ("Mr", False), ("of", False), ("the … and", False), ("Apt.", False), ("Suite … Box", False),
+    ("Green", True), ("Rue Gafsa Apt.", True), ("14", True), ("village", True),
+])
+def test_only_identifying_leftovers_make_a_mention_partial(visible, leaks):
+    assert risk.leaks(visible) is leaks

@@ -323,13 +323,15 @@ def parse_type_map(pairs: Iterable[str], table: ScoreTable | None = None) -> dic
     return out
 
 
-#: Words that identify no one on their own: honorifics and English function words. A gold mention
-#: whose only unmasked words are these counts as masked ("Mr [PERSON_NAME_1]" left "Mr" visible,
-#: "[LOCATION_1] of [LOCATION_2]" left "of"); everything else left visible makes it partial.
+#: Words that identify no one on their own: honorifics, English function words and address-unit
+#: designators. A gold mention whose only unmasked words are these counts as masked ("Mr
+#: [PERSON_NAME_1]" left "Mr" visible, "[LOCATION_1] of [LOCATION_2]" left "of", "[ADDRESS_1] Apt.
+#: [NUMBER_1]" left "Apt"); anything else left visible makes it partial.
 NON_IDENTIFYING_WORDS = frozenset("""
 mr mrs ms miss mx dr prof professor sir madam madame dame lord lady rev judge justice
 a an the of in on at for to from by with and or nor de du des del della la le les van von der den di da
 no nos
+apt apartment suite ste unit box po psc dpo apo fpo floor fl room rm building bldg corner
 """.split())
 
 
