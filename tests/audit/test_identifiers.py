@@ -133,8 +133,26 @@ def test_cli_identifiers_writes_tables_and_plot(tmp_path, capsys):
     assert main(["audit", "identifiers", str(root / "train"), "--format", "switchboard", "--k", "2",
                  "--max-n", "2", "--masker", "dlp", "--out", str(out), "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
-    assert s["persons"] == 3 and s["documents"] == 5 and s["max_n"] == 2
+    assert s["persons"] == 3 and s["documents"] == 5 and s["max_n"] == 2 and s["k"] == 2
     assert s["direct_total"] == 1  # the DLP masker finds the email address only
     for name in ("per_person.csv", "sharing.csv", "sweep.csv", "summary.json", "identifiers.md", "identifiers.png"):
         assert (out / name).stat().st_size > 0
     assert "| persons | 3 |" in (out / "identifiers.md").read_text()
+
+
+def test_cli_identifiers_sweep_over_k_and_n(tmp_path, capsys):
+    import csv
+
+    from veil.cli import main
+
+    root = _switchboard(tmp_path / "swb")
+    out = tmp_path / "out"
+    assert main(["audit", "identifiers", str(root), "--format", "switchboard", "--no-direct",
+                 "--sweep-k", "2,3", "--sweep-n", "2", "--out", str(out)]) == 0
+    assert "| persons | 3 |" in capsys.readouterr().out
+    rows = list(csv.DictReader(open(out / "sweep.csv")))
+    assert [(r["k"], r["max_n"]) for r in rows] == [("2", "1"), ("3", "1"), ("2", "2"), ("3", "2")]
+    totals = [int(r["indirect_total"]) for r in rows]
+    assert totals[1] >= totals[0] and totals[2] > totals[0]  # larger k or n: more identifiers
+    people = list(csv.DictReader(open(out / "per_person.csv")))
+    assert "indirect_2gram" not in people[0]  # the headline stays at --max-n 1

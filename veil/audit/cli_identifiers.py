@@ -38,6 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", required=True, choices=FORMATS, help="corpus format (decides the person)")
     p.add_argument("--k", type=int, default=2, help="indirect identifier: a term used by fewer than k persons (default 2)")
     p.add_argument("--max-n", type=int, default=1, help="indirect identifiers are n-grams up to this n (default 1: words)")
+    p.add_argument("--sweep-k", default="2,3,5", metavar="K,K,...",
+                   help="also count indirect identifiers for these k (Appendix B; default 2,3,5)")
+    p.add_argument("--sweep-n", type=int, metavar="N",
+                   help="... and for every n up to N (Appendix C; default: --max-n)")
     p.add_argument("--out", metavar="DIR", help="write per_person.csv, sharing.csv, sweep.csv, identifiers.md, "
                                                 "identifiers.png, summary.json here")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -150,15 +154,17 @@ def load_corpus(path: str | Path, fmt: str, speakers: str | Path | None = None, 
 
 def sweep(graph, ks=(2, 3, 5), ns=None) -> list[dict]:
     """Indirect identifiers per person for several k and n (Appendices B–C, Figures 8 and 10)."""
+    import statistics
+
     from veil.audit.identifiers import indirect_identifiers
 
     rows = []
     for n in ns or range(1, graph.max_n + 1):
         for k in ks:
-            counts = [len(v) for v in indirect_identifiers(graph, k=k, max_n=n).values()]
-            counts.sort()
-            rows.append({"k": k, "max_n": n, "indirect_total": None, "mean_per_person": sum(counts) / len(counts),
-                         "median_per_person": counts[len(counts) // 2],
+            ind = indirect_identifiers(graph, k=k, max_n=n)
+            counts = [len(v) for v in ind.values()]
+            rows.append({"k": k, "max_n": n, "indirect_total": len(set().union(*ind.values())),
+                         "mean_per_person": statistics.fmean(counts), "median_per_person": statistics.median(counts),
                          "share_persons_with_none": sum(1 for c in counts if c == 0) / len(counts)})
     return rows
 
@@ -169,22 +175,29 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 2 or args.max_n < 1:
         raise VeilError("--k must be at least 2 and --max-n at least 1")
+    try:
+        sweep_k = sorted({int(x) for x in args.sweep_k.split(",") if x.strip()})
+    except ValueError:
+        raise VeilError(f"--sweep-k must be comma-separated integers, not {args.sweep_k!r}") from None
+    if any(k < 2 for k in sweep_k):
+        raise VeilError("--sweep-k values must be at least 2")
+    sweep_n = args.sweep_n or args.max_n
+    if sweep_n < 1:
+        raise VeilError("--sweep-n must be at least 1")
     docs = load_corpus(args.corpus, args.format, args.speakers, args.text_field, args.person_field)
     if args.limit is not None:
         docs = docs[: args.limit]
     log.info("%d documents, %d persons", len(docs), len({d.person for d in docs}))
-    graph = ids.person_word_graph(docs, max_n=args.max_n, progress=True)
+    graph = ids.person_word_graph(docs, max_n=max(args.max_n, sweep_n), progress=True)
     indirect = ids.indirect_identifiers(graph, k=args.k, max_n=args.max_n)
     direct = None
     if not args.no_direct:
         log.info("direct identifiers: %s over %d documents", " + ".join(args.masker), len(docs))
         direct = ids.direct_identifiers(docs, args.masker, progress=True)
-    summary = ids.summary(graph, indirect, args.k, direct)
-    people = ids.per_person_table(graph, indirect, direct)
+    summary = ids.summary(graph, indirect, args.k, direct, max_n=args.max_n)
+    people = ids.per_person_table(graph, indirect, direct, max_n=args.max_n)
     sharing = ids.sharing_table(graph, 1)
-    sweep_rows = sweep(graph)
-    for r in sweep_rows:
-        r.pop("indirect_total")
+    sweep_rows = sweep(graph, sweep_k, range(1, sweep_n + 1))
 
     if args.out:
         out = Path(args.out)
@@ -233,6 +246,6 @@ def render_markdown(summary: dict, sharing: list[dict], sweep_rows: list[dict], 
               markdown_table(sharing[:10], ["persons", "distinct_terms", "occurrences", "cum_share_distinct",
                                             "cum_share_occurrences"]), "",
               "Indirect identifiers per person for several k and n (Appendices B–C):", "",
-              markdown_table(sweep_rows, ["k", "max_n", "mean_per_person", "median_per_person",
-                                          "share_persons_with_none"]), ""]
+              markdown_table(sweep_rows, ["k", "max_n", "indirect_total", "mean_per_person", "median_per_person",
+                                          "share_persons_with_none"], digits=2), ""]
     return "\n".join(lines) + "\n"

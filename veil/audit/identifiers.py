@@ -209,8 +209,12 @@ def sharing_table(graph: PersonWordGraph, n: int = 1) -> list[dict[str, Any]]:
 
 
 def per_person_table(graph: PersonWordGraph, indirect: Mapping[str, set[str]],
-                     direct: Mapping[str, set[str]] | None = None) -> list[dict[str, Any]]:
-    """One row per person: documents, words (occurrences), distinct words, identifiers (Figure 2)."""
+                     direct: Mapping[str, set[str]] | None = None, max_n: int | None = None) -> list[dict[str, Any]]:
+    """One row per person: documents, words (occurrences), distinct words, identifiers (Figure 2).
+
+    ``indirect_<n>gram`` columns count the person's indirect identifiers of each length up to
+    ``max_n`` (default: the graph's).
+    """
     rows = []
     for p in graph.persons:
         unigrams = {t: c for t, c in graph.person_terms[p].items() if " " not in t}
@@ -218,7 +222,7 @@ def per_person_table(graph: PersonWordGraph, indirect: Mapping[str, set[str]],
         row: dict[str, Any] = {"person": p, "documents": graph.documents[p],
                                "words": sum(unigrams.values()), "distinct_words": len(unigrams),
                                "indirect": len(ind)}
-        for n in range(1, graph.max_n + 1):
+        for n in range(1, (max_n or graph.max_n) + 1):
             row[f"indirect_{n}gram"] = sum(1 for t in ind if t.count(" ") == n - 1)
         if direct is not None:
             d = direct.get(p, set())
@@ -239,9 +243,13 @@ def _describe(values: Sequence[float]) -> dict[str, float]:
 
 
 def summary(graph: PersonWordGraph, indirect: Mapping[str, set[str]], k: int,
-            direct: Mapping[str, set[str]] | None = None) -> dict[str, Any]:
-    """Headline numbers: persons, documents, words; per-person identifier counts; one-person shares."""
-    people = per_person_table(graph, indirect, direct)
+            direct: Mapping[str, set[str]] | None = None, max_n: int | None = None) -> dict[str, Any]:
+    """Headline numbers: persons, documents, words; per-person identifier counts; one-person shares.
+
+    ``max_n`` is the n-gram length ``indirect`` was computed with (default: the graph's).
+    """
+    max_n = max_n or graph.max_n
+    people = per_person_table(graph, indirect, direct, max_n=max_n)
     share = sharing_table(graph, 1)
     below_k = [r for r in share if r["persons"] < k]
     single = share[0] if share and share[0]["persons"] == 1 else None
@@ -250,7 +258,7 @@ def summary(graph: PersonWordGraph, indirect: Mapping[str, set[str]], k: int,
         "documents": int(sum(graph.documents.values())),
         "words": int(sum(r["words"] for r in people)),
         "distinct_words": sum(r["distinct_terms"] for r in share),
-        "k": k, "max_n": graph.max_n,
+        "k": k, "max_n": max_n,
         "share_distinct_words_one_person": single["cum_share_distinct"] if single else 0.0,
         "share_word_occurrences_one_person": single["cum_share_occurrences"] if single else 0.0,
         "share_distinct_words_below_k": below_k[-1]["cum_share_distinct"] if below_k else 0.0,
