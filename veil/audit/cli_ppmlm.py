@@ -1,0 +1,311 @@
+"""Audit stage, CLI: ``veil audit ppmlm CORPUS`` — fine-tune a masked LM per method, then audit utility, privacy, MIA.
+
+For each method (mlm, mlma, dppmlm, ippmlm, ppmlm, dp; ``base`` = no fine-tuning) a fresh copy of
+the masked LM is fine-tuned on the members' text and probed on members' and non-members' text.
+Writes under ``--out``: ``results.json`` (everything), ``table.csv`` / ``table.md`` (PPMLM Table 2's
+layout plus AUC, utility and privacy), ``roc.png``, ``privacy_utility.png``, ``regurgitation.png``,
+and per method ``methods/NAME.json``, ``NAME.scores.csv`` (MIA score per person) and
+``NAME.regurgitation.csv``. A finished method is not re-run when the same command is repeated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import logging
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from veil.errors import VeilError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_METHODS = "mlm,mlma,dppmlm,ippmlm,ppmlm,dp"
+LABELS = {"mlm": "MLM", "mlma": "MLMA", "dppmlm": "DPPMLM", "ippmlm": "IPPMLM", "ppmlm": "PPMLM", "dp": "DP",
+          "base": "no fine-tuning"}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("corpus", metavar="CORPUS", help="corpus path (Switchboard: the folder with train/ and speakers/)")
+    p.add_argument("--format", default="switchboard", help="corpus format (a registered reader; default switchboard)")
+    p.add_argument("--methods", default=DEFAULT_METHODS,
+                   help=f"comma-separated methods (default {DEFAULT_METHODS}; also: base = no fine-tuning)")
+    p.add_argument("--model", default=None,
+                   help="masked LM name or path (default: the packaged all-MiniLM-L6-v2 encoder with a warmed-up MLM head)")
+    p.add_argument("--out", required=True, help="output folder for tables, plots and per-method results")
+    p.add_argument("--json", action="store_true", help="print {method: {utility, privacy, auc, tpr_at_fpr}} as JSON")
+    g = p.add_argument_group("persons and identifiers")
+    g.add_argument("--persons", type=int, default=None, help="sample this many persons (default: all)")
+    g.add_argument("--member-share", type=float, default=0.5, help="share of persons fine-tuned on (default 0.5)")
+    g.add_argument("--max-words-per-person", type=int, default=None, help="cap each person's text (first documents)")
+    g.add_argument("--k", type=int, default=2, help="indirect identifier: used by fewer than k persons (default 2)")
+    g.add_argument("--max-n", type=int, default=1, help="indirect identifiers up to n-grams (default 1)")
+    g.add_argument("--direct-masker", default="entity_tagger",
+                   help="comma-separated maskers that find direct identifiers (default entity_tagger)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the person split, masking and training")
+    t = p.add_argument_group("fine-tuning")
+    t.add_argument("--epochs", type=int, default=2)
+    t.add_argument("--batch-size", type=int, default=16)
+    t.add_argument("--max-length", type=int, default=64, help="tokens per sequence (default 64)")
+    t.add_argument("--lr", type=float, default=1e-4)
+    t.add_argument("--mask-share", type=float, default=0.15, help="share of eligible words masked per epoch")
+    t.add_argument("--trainable-layers", type=int, default=None, help="train only the top N encoder layers + head")
+    t.add_argument("--dp-epsilon", type=float, default=8.0)
+    t.add_argument("--dp-delta", type=float, default=1e-5)
+    t.add_argument("--dp-max-grad-norm", type=float, default=10.0)
+    t.add_argument("--dp-grad-sample-mode", default="hooks", choices=["hooks", "functorch", "ew", "ghost"],
+                   help="how Opacus computes per-sample gradients (default hooks)")
+    t.add_argument("--save-models", action="store_true", help="save each fine-tuned model under OUT/models/NAME")
+
+
+def _atomic_write(path: Path, text: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _csv_text(rows: Iterable[dict], fields: list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: r.get(k) for k in fields})
+    return buf.getvalue()
+
+
+def read_switchboard(path: str | Path) -> list:
+    """Switchboard transcripts (``Speaker|Utterance|DA-tag`` lines; file name = conversation id), one
+    Document per utterance, person = the caller id of that conversation side (``call_con_tab.csv``)."""
+    from veil.types import Document
+
+    root = Path(path)
+    train = root / "train" if (root / "train").is_dir() else root
+    speakers = next((p for p in (root / "speakers" / "call_con_tab.csv", root.parent / "speakers" / "call_con_tab.csv")
+                     if p.is_file()), None)
+    if not train.is_dir():
+        raise VeilError(f"{path}: not a Switchboard folder (expected train/*.txt)")
+    if speakers is None:
+        raise VeilError(f"{path}: speakers/call_con_tab.csv not found beside the transcripts")
+    callers: dict[tuple[str, str], str] = {}
+    with open(speakers, encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            callers[(row["id_conv"].strip(), row["id_caller"].strip())] = row["id_speaker"].strip()
+    docs = []
+    files = sorted(train.glob("*.txt"))
+    if not files:
+        raise VeilError(f"{train}: no *.txt transcripts")
+    for fp in files:
+        conv = fp.stem
+        with open(fp, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                parts = line.rstrip("\n").split("|")
+                if len(parts) < 2 or not parts[1].strip():
+                    continue
+                side = parts[0].strip()
+                person = callers.get((conv, side))
+                if person is None:
+                    continue
+                docs.append(Document(f"{conv}:{n}", parts[1].strip(), person=person, group=conv,
+                                     meta={"side": side}))
+    return docs
+
+
+def read_corpus(path: str, fmt: str) -> list:
+    from veil.registry import readers
+
+    if fmt in readers:
+        reader = readers.get(fmt)
+        obj = reader() if isinstance(reader, type) else reader
+        for attr in ("read", "__call__"):
+            fn = getattr(obj, attr, None)
+            if fn is not None:
+                return list(fn(path))
+    if fmt == "switchboard":
+        return read_switchboard(path)
+    raise VeilError(f"unknown corpus format {fmt!r}; known: {', '.join(readers.names() + ['switchboard'])}")
+
+
+def _fingerprint(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def public(result: dict) -> dict:
+    return {"utility": result["utility"], "privacy": result["privacy"], "auc": result["auc"],
+            "tpr_at_fpr": result["tpr_at_fpr"]}
+
+
+def table_rows(results: dict[str, dict]) -> list[dict]:
+    rows = []
+    for m, r in results.items():
+        t = r["tpr_at_fpr"]
+        rows.append({"method": LABELS.get(m, m), "tpr_at_0.1%_fpr": t["0.001"], "tpr_at_1%_fpr": t["0.01"],
+                     "tpr_at_10%_fpr": t["0.1"], "auc": r["auc"], "utility": r["utility"], "privacy": r["privacy"],
+                     "privacy_direct": r.get("privacy_direct"), "privacy_indirect": r.get("privacy_indirect")})
+    return rows
+
+
+def table_markdown(results: dict[str, dict], model_label: str) -> str:
+    pct = lambda x: f"{100 * x:.2f}%"  # noqa: E731
+    lines = ["| FPR@ | 0.1% | 1% | 10% | AUC | utility | privacy |", "|---|---|---|---|---|---|---|",
+             f"| **{model_label}** | | | | | | |"]
+    for r in table_rows(results):
+        lines.append(f"| {r['method']} | {pct(r['tpr_at_0.1%_fpr'])} | {pct(r['tpr_at_1%_fpr'])} | "
+                     f"{pct(r['tpr_at_10%_fpr'])} | {r['auc']:.3f} | {r['utility']:.3f} | {r['privacy']:.4f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_plots(results: dict[str, dict], out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from veil.audit.metrics import regurgitation_by_repetition
+
+    written = []
+    fig, ax = plt.subplots(figsize=(5, 5))
+    for m, r in results.items():
+        roc = r["_roc"]
+        ax.plot([max(x, 1e-4) for x in roc["fpr"]], [max(y, 1e-4) for y in roc["tpr"]],
+                label=f"{LABELS.get(m, m)} (AUC {r['auc']:.3f})")
+    ax.plot([1e-4, 1], [1e-4, 1], "k--", lw=0.8, label="random guess")
+    ax.set(xscale="log", yscale="log", xlabel="false-positive rate", ylabel="true-positive rate",
+           title="Membership inference (indirect identifiers)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    _atomic_write(out / "roc.png", buf.getvalue())
+    written.append("roc.png")
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for m, r in results.items():
+        ax.scatter(r["utility"], r["privacy"], s=40)
+        ax.annotate(LABELS.get(m, m), (r["utility"], r["privacy"]), textcoords="offset points", xytext=(5, 3),
+                    fontsize=8)
+    ax.set(xlabel="utility (masked-word accuracy, held-out persons)", ylabel="privacy (share of identifiers never predicted)",
+           title="Privacy-utility trade-off")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    _atomic_write(out / "privacy_utility.png", buf.getvalue())
+    written.append("privacy_utility.png")
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for m, r in results.items():
+        curve = regurgitation_by_repetition(r["_regurgitation"])
+        if curve:
+            ax.step([c["repetitions"] for c in curve], [c["cumulative_predicted"] for c in curve], where="post",
+                    label=LABELS.get(m, m))
+    ax.set(xscale="log", xlabel="repetitions of the identifier in the training text",
+           ylabel="cumulative predictions of identifiers", title="Regurgitation")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    _atomic_write(out / "regurgitation.png", buf.getvalue())
+    written.append("regurgitation.png")
+    return written
+
+
+def write_outputs(results: dict[str, dict], stats: dict, config: dict, out: Path, model_label: str) -> None:
+    rows = table_rows(results)
+    _atomic_write(out / "table.csv", _csv_text(rows, list(rows[0]) if rows else ["method"]))
+    _atomic_write(out / "table.md", table_markdown(results, model_label))
+    full = {"config": config, "data": stats,
+            "methods": {m: {k: v for k, v in r.items() if not k.startswith("_")} for m, r in results.items()}}
+    _atomic_write(out / "results.json", json.dumps(full, indent=1, default=str))
+    write_plots(results, out)
+
+
+def run(args: argparse.Namespace) -> int:
+    from veil.audit import ppmlm
+    from veil.models.minilm import load_masked_lm
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in ppmlm.METHODS]
+    if not methods or unknown:
+        raise VeilError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(ppmlm.METHODS)}")
+    if not 0 < args.mask_share < 1:
+        raise VeilError(f"--mask-share must lie strictly between 0 and 1, got {args.mask_share}")
+    if args.epochs < 1 or args.batch_size < 1:
+        raise VeilError("--epochs and --batch-size must be at least 1")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    audit_cfg = ppmlm.AuditConfig(persons=args.persons, member_share=args.member_share,
+                                  max_words_per_person=args.max_words_per_person, k=args.k, max_n=args.max_n,
+                                  direct_maskers=tuple(m.strip() for m in args.direct_masker.split(",") if m.strip()),
+                                  seed=args.seed)
+    train_cfg = ppmlm.TrainConfig(epochs=args.epochs, batch_size=args.batch_size, max_length=args.max_length,
+                                  lr=args.lr, mask_share=args.mask_share, seed=args.seed,
+                                  trainable_layers=args.trainable_layers, dp_epsilon=args.dp_epsilon,
+                                  dp_delta=args.dp_delta, dp_max_grad_norm=args.dp_max_grad_norm,
+                                  dp_grad_sample_mode=args.dp_grad_sample_mode)
+    docs = read_corpus(args.corpus, args.format)
+    if not docs:
+        raise VeilError(f"{args.corpus}: no documents")
+    _, tok = load_masked_lm(args.model)
+    data = ppmlm.prepare(docs, tok, audit_cfg, train_cfg)
+    log.info("data: %s", json.dumps(data.stats))
+    config = {"corpus": str(args.corpus), "format": args.format, "model": args.model or "minilm",
+              "audit": asdict(audit_cfg), "train": asdict(train_cfg)}
+    fp = _fingerprint(config, data.stats)
+    results: dict[str, dict] = {}
+    for m in methods:
+        path = out / "methods" / f"{m}.json"
+        if path.is_file():
+            saved = json.loads(path.read_text())
+            if saved.get("fingerprint") == fp:
+                log.info("%s: reusing %s", m, path)
+                results[m] = saved["result"]
+                continue
+        log.info("method %s", m)
+        try:
+            r = ppmlm.run_method(m, data, args.model, tok, audit_cfg, train_cfg,
+                                 save_to=(out / "models" / m) if args.save_models else None)
+        except VeilError:
+            raise
+        except Exception as e:  # a method that cannot run (DP on an unsupported layer) must not sink the others
+            if m != "dp":
+                raise
+            log.error("dp failed: %s: %s", type(e).__name__, e)
+            _atomic_write(out / "methods" / "dp.error.txt", f"{type(e).__name__}: {e}\n")
+            continue
+        _atomic_write(path, json.dumps({"fingerprint": fp, "result": r}, default=str))
+        _atomic_write(out / "methods" / f"{m}.scores.csv",
+                      _csv_text(r["_scores"], ["person", "member", "score", "indirect_identifiers"]))
+        _atomic_write(out / "methods" / f"{m}.regurgitation.csv",
+                      _csv_text(r["_regurgitation"], ["identifier", "kind", "repetitions", "predicted",
+                                                      "predicted_in_place"]))
+        results[m] = r
+        write_outputs(results, data.stats, config, out, _model_label(args.model))
+    if not results:
+        raise VeilError("no method finished")
+    write_outputs(results, data.stats, config, out, _model_label(args.model))
+    if args.json:
+        print(json.dumps({m: public(r) for m, r in results.items()}, indent=1))
+    else:
+        print(table_markdown(results, _model_label(args.model)))
+        print(f"tables and plots under {out}")
+    return 0
+
+
+def _model_label(model: str | None) -> str:
+    return "all-MiniLM-L6-v2 + MLM head (warmed up)" if not model or model == "minilm" else str(model)
