@@ -49,6 +49,7 @@ CASES = [
     ("number", "twenty one people, one or two", []),
     ("number", "at ten o'clock, two three", []),
     ("number", "the 1990s", [("1990s", "NUMBER")]),
+    ("number", "Mobile: +41 (0)96 471 07 95", [("+41 (0)96 471 07 95", "NUMBER")]),
     # dates
     ("date", "on 22 June 2005 and June 22nd, 2005", [("22 June 2005", "DATE"), ("June 2005", "DATE"),
                                                  ("June", "DATE"), ("June 22nd, 2005", "DATE"),
@@ -56,7 +57,13 @@ CASES = [
     ("date", "from 12/03/1999 to 2005-06-22", [("12/03/1999", "DATE"), ("2005-06-22", "DATE")]),
     ("date", "you may go; 123-45-6789", []),
     # ages, durations, money, quantities
-    ("age", "she is 42 years old, aged 33", [("42 years old", "AGE"), ("aged 33", "AGE")]),
+    ("age", "she is 42 years old, aged 33", [("42 years old", "AGE"), ("33", "AGE")]),
+    ("age", "I just turned 47. i'm 31 y/o; when he was 78. I'm 25.", [("47", "AGE"), ("31 y/o", "AGE"),
+                                                                     ("78", "AGE"), ("25", "AGE")]),
+    ("age", "I'm 5 minutes away, turned 90 degrees", []),
+    ("street_address", "at 14 Crown Street, Suite 321 or P.O. Box 8158",
+     [("14 Crown Street", "STREET_ADDRESS"), ("Suite 321", "STREET_ADDRESS"), ("P.O. Box 8158", "STREET_ADDRESS")]),
+    ("street_address", "in 2005 Parliament passed it", []),
     ("duration", "three years and nine months' prison", [("three years and nine months", "DURATION")]),
     ("duration", "two and a half years, 42 days", [("two and a half years", "DURATION"), ("42 days", "DURATION")]),
     ("duration", "a year ago, many years", []),

@@ -5,7 +5,8 @@ from __future__ import annotations
 from veil.mask.detectors.base import Detector, PatternDetector
 from veil.mask.detectors.contact import EmailDetector, IpAddressDetector, PhoneDetector, UrlDetector
 from veil.mask.detectors.numbers import (AgeDetector, CreditCardDetector, DateDetector, DurationDetector,
-                                         MoneyDetector, NumberDetector, QuantityDetector, UsSsnDetector)
+                                         MoneyDetector, NumberDetector, QuantityDetector,
+                                         StreetAddressDetector, UsSsnDetector)
 from veil.mask.detectors.words import (DictionaryDetector, SpelledWordDetector, TitledNameDetector,
                                        UsernameDetector)
 
@@ -23,6 +24,7 @@ DETECTORS: dict[str, type[Detector]] = {
     "duration": DurationDetector,
     "money": MoneyDetector,
     "quantity": QuantityDetector,
+    "street_address": StreetAddressDetector,
     "spelled_word": SpelledWordDetector,
     "username": UsernameDetector,
     "titled_name": TitledNameDetector,

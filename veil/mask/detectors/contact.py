@@ -33,7 +33,7 @@ class UrlDetector(PatternDetector):
         (r"\b(?:https?|ftp)://[^\s<>\"'()]+[^\s<>\"'().,;:!?]", 1.0),
         (r"\bwww\.[^\s<>\"'()]+[^\s<>\"'().,;:!?]", 1.0),
         # a bare domain with a known top-level domain, optionally with a path
-        (r"(?<![@\w.-])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)*\.(?:" + _TLDS + r")"
+        (r"(?<![@\w./:-])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)*\.(?:" + _TLDS + r")"
          r"(?![\w@-])(?:/[^\s<>\"'()]*[^\s<>\"'().,;:!?])?", 0.8),
     )
     FLAGS = re.IGNORECASE

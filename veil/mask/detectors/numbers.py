@@ -65,7 +65,7 @@ _NUM_TOKEN = r"(?:\d+(?:st|nd|rd|th|s)?|" + "|".join(sorted(_NUMBER_WORDS, key=l
 # separators inside one run: spaces, hyphens, slashes, dots, commas, colons, brackets (at most 3)
 # a token ends at a non-word character that does not start "'clock" ("ten o'clock" is no digit run)
 _END = r"(?![\w]|['’]\w)"
-_RUN_RE = re.compile(r"(?<![\w])" + _NUM_TOKEN + _END + r"(?:[\s\-/.,:()]{1,3}" + _NUM_TOKEN + _END + r")*",
+_RUN_RE = re.compile(r"(?<![\w+])\+?" + _NUM_TOKEN + _END + r"(?:[\s\-/.,:()]{1,3}" + _NUM_TOKEN + _END + r")*",
                      re.IGNORECASE)
 _TOKEN_RE = re.compile(r"\d+|[a-z]+", re.IGNORECASE)
 
@@ -121,8 +121,10 @@ class NumberDetector(Detector):
         for m in _RUN_RE.finditer(text):
             n, first, last = run_digits(m.group())
             if n >= self.min_digits:
-                # trim a leading "oh" / trailing separators so the span is just the number
-                yield Span(m.start() + first, m.start() + last, self.label, source, self.score)
+                # the span is just the number: no leading "oh", no trailing separators; a "+" stays
+                start = m.start() + first
+                start -= start > 0 and text[start - 1] == "+"
+                yield Span(start, m.start() + last, self.label, source, self.score)
 
 
 _MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
@@ -150,9 +152,28 @@ class AgeDetector(PatternDetector):
     label = "AGE"
     PATTERNS = (
         (r"\b\d{1,3}(?:\s*-\s*|\s+)(?:years?|yrs?)(?:\s*-\s*|\s+)old\b", 0.8),
-        (r"\b(?:aged?|age of)\s+(?:\d{1,3})\b", 0.8),
+        (r"\b\d{1,3}\s?y/?o\b", 0.8),
+        (r"\b(?:aged?|age\s+of|turn(?:s|ed|ing)?)\s+(?P<hit>\d{1,3})\b(?!\s*(?:%|[a-z]))", 0.8),
+        (r"\b(?:i'?m|i\s+am|he'?s|she'?s|he\s+is|she\s+is)\s+(?P<hit>\d{1,2})\b(?![.,]?\s*(?-i:[a-z])|\s*[%$])", 0.6),
+        (r"\bwhen\s+(?:i|he|she|they|we)\s+(?:was|were)\s+(?P<hit>\d{1,3})\b(?![.,]?\s*(?-i:[a-z])|\s*[%$])", 0.7),
     )
     FLAGS = re.IGNORECASE
+
+    def may_match(self, text: str) -> bool:
+        return _has_digit(text)
+
+
+class StreetAddressDetector(PatternDetector):
+    """US-style street addresses: "14 Crown Street", "221B Baker St.", "Suite 501", "P.O. Box 12"."""
+
+    label = "STREET_ADDRESS"
+    PATTERNS = (
+        (r"\b\d{1,6}[A-Za-z]?(?:\s+[A-Z][\w'’.-]*){1,4}\s+(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|"
+         r"Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Square|Sq|Way|Terrace|Parkway|Pkwy|Highway|Hwy|Circle|Cir|"
+         r"Trail|Alley|Plaza|Streets|Squares)\b\.?", 0.7),
+        (r"\b(?:Apt|Apartment|Suite|Ste|Unit|Room|Floor)\.?\s*#?\s*\d+[A-Za-z]?\b", 0.6),
+        (r"\b(?:P\.?\s?O\.?\s+Box|PSC|Box)\s+\d+\b", 0.6),
+    )
 
     def may_match(self, text: str) -> bool:
         return _has_digit(text)
