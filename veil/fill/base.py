@@ -126,7 +126,7 @@ def document_slots(doc: MaskedDocument, merge_masks: bool = True) -> list[Slot]:
         is_mask = text[ph.start:ph.end] == "[MASK]"
         prev = slots[-1] if slots else None
         if (merge_masks and is_mask and prev is not None and prev.marker.endswith("[MASK]")
-                and text[prev.end:ph.start].strip() == "" and prev.label == ph.label):
+                and text[prev.end:ph.start].strip() == ""):
             slots[-1] = Slot(prev.index, prev.start, ph.end, text[prev.start:ph.end], prev.label,
                              prev.key + "+" + ph.key, prev.techniques | {ph.technique})
             continue

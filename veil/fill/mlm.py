@@ -1,0 +1,298 @@
+"""Fill stage: a masked language model (BERT, RoBERTa, any ``AutoModelForMaskedLM``) proposes whole-word substitutes.
+
+``MLMFiller(model=NAME_OR_PATH)`` loads the model with ``AutoModelForMaskedLM.from_pretrained`` (a
+hub name for users with a hub, or a local folder such as one written by ``veil finetune``);
+``model=None`` / ``"minilm"`` is the offline default, the packaged all-MiniLM-L6-v2 encoder with
+a warmed-up MLM head (:func:`veil.models.minilm.load_masked_lm`).
+
+How a masked text reaches the model (:class:`MaskedLMProposer`):
+
+- every unescaped marker becomes the tokenizer's own mask token (``[MASK]`` for BERT, ``<mask>``
+  for RoBERTa); a run of ``[MASK]`` markers separated only by whitespace is one mask (paper
+  §4.2.4); the text between markers is unescaped and tokenised with special tokens *split*, so a
+  user's literal ``[MASK]`` or ``<mask>`` stays plain text and never becomes a mask;
+- the candidates for a marker are the vocabulary entries that are one whole word: pieces that
+  continue a word (``##ing``; BPE pieces without the leading-space marker ``Ġ`` / ``▁``),
+  punctuation and special tokens are never proposed;
+- texts longer than the model's window are cut to a window around the target mask.
+
+Speed: sentences are sorted by length and batched (padding only to the batch's longest), the
+encoder runs under ``torch.inference_mode`` and the LM head (a hidden x vocabulary matmul, the
+biggest single layer of a small model) is applied only at the target mask of each sentence, not at
+every position. ``dtype="bf16"`` (bfloat16 weights; CPUs with AVX-512 BF16 / AMX, or a GPU) and
+``dtype="int8"`` (dynamic int8 quantisation of the linear layers, CPU) go past the fp32 speed at a
+small cost in agreement with fp32 (measured by ``bench/bench_fill_speed.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Sequence
+
+from veil.errors import VeilError
+from veil.fill.base import CandidateFiller
+from veil.mask.placeholders import MARKER_RE, unescape
+from veil.textutil import WORD_RE
+
+log = logging.getLogger(__name__)
+
+DTYPES = ("fp32", "bf16", "int8")
+_MASK_RUN_GAP = re.compile(r"\s*")
+
+
+def load_mlm(name_or_path: str | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) for a masked LM; ``None`` / ``"minilm"``: the packaged offline MiniLM."""
+    if name_or_path in (None, "minilm", "minilm-raw"):
+        try:
+            from veil.models.minilm import load_masked_lm
+        except ImportError as e:  # pragma: no cover - the models module ships with veil
+            raise VeilError(f"the offline MiniLM masked LM is unavailable ({e}); give --model") from None
+        return load_masked_lm(name_or_path)
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(name_or_path)
+        model = AutoModelForMaskedLM.from_pretrained(name_or_path)
+    except (OSError, ValueError) as e:
+        raise VeilError(f"cannot load masked LM {name_or_path!r}: {e}") from None
+    return model, tok
+
+
+def mlm_head(model: Any) -> Any | None:
+    """The module mapping hidden states to vocabulary logits, or ``None`` when there is no single one."""
+    for name in ("cls", "lm_head", "predictions", "generator_lm_head"):
+        head = getattr(model, name, None)
+        if head is not None and name != "generator_lm_head":
+            return head
+    return None
+
+
+def segment_markers(text: str) -> list[tuple[int, int]]:
+    """Character spans of the masks the model sees: each marker, runs of ``[MASK]`` merged."""
+    spans: list[tuple[int, int]] = []
+    for m in MARKER_RE.finditer(text):
+        if (spans and m.group() == "[MASK]" and text[spans[-1][1] - 6:spans[-1][1]] == "[MASK]"
+                and not text[spans[-1][1]:m.start()].strip()):
+            spans[-1] = (spans[-1][0], m.end())
+        else:
+            spans.append((m.start(), m.end()))
+    return spans
+
+
+class MaskedLMProposer:
+    """Ranked whole-word candidates at one mask of each of many masked texts, batched."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, batch_size: int = 64, max_length: int | None = None,
+                 device: str | None = None, dtype: str = "fp32", head_at_masks: bool = True) -> None:
+        import torch
+
+        if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
+            raise VeilError("the tokenizer has no mask token; the mlm filler needs a masked language model")
+        if dtype not in DTYPES:
+            raise VeilError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        self.tok = tokenizer
+        self.batch_size = batch_size
+        self.dtype = dtype
+        self.head_at_masks = head_at_masks
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        model = model.eval()
+        if dtype == "int8":
+            if self.device.type != "cpu":
+                raise VeilError("dtype int8 (dynamic quantisation) runs on the CPU only")
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        elif dtype == "bf16":
+            model = model.to(torch.bfloat16)
+        self.model = model.to(self.device)
+        self.head = mlm_head(model) if head_at_masks else None
+        limit = getattr(model.config, "max_position_embeddings", None) or 512
+        if getattr(model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
+            limit -= 2  # RoBERTa's positions start after the padding index
+        self.max_length = min(max_length or limit, limit)
+        mask_tok = tokenizer.added_tokens_decoder.get(tokenizer.mask_token_id)
+        self._mask_lstrip = bool(getattr(mask_tok, "lstrip", False))
+        self._mask_rstrip = bool(getattr(mask_tok, "rstrip", False))
+        self._prefix, self._suffix = special_template(tokenizer)
+        self._room = self.max_length - len(self._prefix) - len(self._suffix)
+        self.vocab_size = int(model.config.vocab_size)
+        self.valid = self._whole_word_ids().to(self.device)
+        self._words: dict[int, str] = {}
+
+    # --- vocabulary -----------------------------------------------------------------------------
+    def _whole_word_ids(self) -> Any:
+        """A boolean vector over the vocabulary: True for tokens that are one whole word."""
+        import torch
+
+        tok = self.tok
+        n = min(self.vocab_size, len(tok))
+        pieces = tok.convert_ids_to_tokens(list(range(n)))
+        special = set(tok.all_special_ids)
+        wordpiece = any(p.startswith("##") for p in pieces if p)
+        bytelevel = not wordpiece and any(p.startswith("\u0120") for p in pieces if p)
+        spm = not wordpiece and not bytelevel and any(p.startswith("\u2581") for p in pieces if p)
+        ok = torch.zeros(self.vocab_size, dtype=torch.bool)
+        for i, p in enumerate(pieces):
+            if not p or i in special:
+                continue
+            if wordpiece:
+                good = not p.startswith("##") and WORD_RE.fullmatch(p) is not None
+            elif bytelevel or spm:
+                lead = "\u0120" if bytelevel else "\u2581"
+                if not p.startswith(lead):
+                    continue
+                s = tok.convert_tokens_to_string([p]) if bytelevel else p[1:]
+                good = s[:1].isspace() or not bytelevel
+                s = s.strip()
+                good = good and WORD_RE.fullmatch(s) is not None
+            else:
+                good = WORD_RE.fullmatch(p) is not None
+            ok[i] = good
+        if not bool(ok.any()):
+            raise VeilError("no whole-word token found in the tokenizer's vocabulary")
+        return ok
+
+    def word(self, token_id: int) -> str:
+        w = self._words.get(token_id)
+        if w is None:
+            w = self._words[token_id] = self.tok.decode([token_id]).strip()
+        return w
+
+    # --- encoding -------------------------------------------------------------------------------
+    def encode(self, texts: Sequence[str], targets: Sequence[tuple[int, int]]) -> list[tuple[list[int], int]]:
+        """Token ids (with special tokens) and the target mask's position, per text."""
+        pieces: list[str] = []
+        layout: list[tuple[int, int]] = []  # per text: (first piece, number of pieces)
+        target_idx: list[int] = []
+        for text, (ts, te) in zip(texts, targets):
+            spans = segment_markers(text)
+            hit = [i for i, (s, e) in enumerate(spans) if s <= ts < e]
+            if not hit:
+                raise VeilError(f"target {ts, te} is not a marker of the text {text[:60]!r}")
+            target_idx.append(hit[0])
+            layout.append((len(pieces), len(spans) + 1))
+            pos = 0
+            for j, (s, e) in enumerate(spans):
+                seg = unescape(text[pos:s])
+                if self._mask_lstrip:
+                    seg = seg.rstrip()
+                if j and self._mask_rstrip:
+                    seg = seg.lstrip()
+                pieces.append(seg)
+                pos = e
+            tail = unescape(text[pos:])
+            pieces.append(tail.lstrip() if spans and self._mask_rstrip else tail)
+        enc = self.tok(pieces, add_special_tokens=False, split_special_tokens=True)["input_ids"] if pieces else []
+        mask_id = self.tok.mask_token_id
+        out: list[tuple[list[int], int]] = []
+        for (first, count), t in zip(layout, target_idx):
+            ids: list[int] = []
+            where = 0
+            for j in range(count):
+                ids.extend(enc[first + j])
+                if j < count - 1:
+                    if j == t:
+                        where = len(ids)
+                    ids.append(mask_id)
+            if len(ids) > self._room:  # keep a window around the target, more of it on the left
+                lo = max(0, min(where - (2 * self._room) // 3, len(ids) - self._room))
+                ids = ids[lo:lo + self._room]
+                where -= lo
+            out.append((self._prefix + ids + self._suffix, where + len(self._prefix)))
+        return out
+
+    # --- the model ------------------------------------------------------------------------------
+    def logits_at_targets(self, encoded: Sequence[tuple[list[int], int]]) -> Any:
+        """Vocabulary logits at each text's target position, one row per text, in input order (fp32)."""
+        import torch
+
+        n = len(encoded)
+        out = torch.empty((n, self.vocab_size), dtype=torch.float32, device=self.device)
+        order = sorted(range(n), key=lambda i: len(encoded[i][0]))
+        pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+        with torch.inference_mode():
+            for b in range(0, n, self.batch_size):
+                idx = order[b:b + self.batch_size]
+                longest = max(len(encoded[i][0]) for i in idx)
+                ids = torch.full((len(idx), longest), pad, dtype=torch.long)
+                att = torch.zeros((len(idx), longest), dtype=torch.long)
+                for r, i in enumerate(idx):
+                    seq = encoded[i][0]
+                    ids[r, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+                    att[r, :len(seq)] = 1
+                ids, att = ids.to(self.device), att.to(self.device)
+                rows = torch.arange(len(idx), device=self.device)
+                pos = torch.tensor([encoded[i][1] for i in idx], dtype=torch.long, device=self.device)
+                if self.head is not None:
+                    hidden = self.model.base_model(input_ids=ids, attention_mask=att)[0]
+                    logits = self.head(hidden[rows, pos])
+                else:
+                    logits = self.model(input_ids=ids, attention_mask=att).logits[rows, pos]
+                out[torch.tensor(idx, device=self.device)] = logits[:, :self.vocab_size].float()
+        return out
+
+    def propose(self, texts: Sequence[str], targets: Sequence[tuple[int, int]],
+                k: int) -> list[list[tuple[str, float]]]:
+        import torch
+
+        if not texts:
+            return []
+        logits = self.logits_at_targets(self.encode(texts, targets))
+        logp = torch.log_softmax(logits, dim=-1)
+        logp = logp.masked_fill(~self.valid, float("-inf"))
+        k = min(k, int(self.valid.sum()))
+        vals, ids = torch.topk(logp, k, dim=-1)
+        vals, ids = vals.cpu().tolist(), ids.cpu().tolist()
+        return [[(self.word(t), v) for t, v in zip(row_ids, row_vals)] for row_ids, row_vals in zip(ids, vals)]
+
+
+def special_template(tok: Any) -> tuple[list[int], list[int]]:
+    """The special token ids the tokenizer puts before and after a single text (``[CLS]``, ``[SEP]``)."""
+    probe = "hello"
+    bare = tok(probe, add_special_tokens=False)["input_ids"]
+    full = tok(probe, add_special_tokens=True)["input_ids"]
+    for off in range(len(full) - len(bare) + 1):
+        if full[off:off + len(bare)] == bare:
+            return list(full[:off]), list(full[off + len(bare):])
+    raise VeilError("could not locate the text inside the tokenizer's special-token template")
+
+
+class MLMFiller(CandidateFiller):
+    """``mlm``: a masked LM fills each marker with its best whole-word candidates.
+
+    ``model``: a hub name or local folder (``AutoModelForMaskedLM``), or ``None`` / ``"minilm"``
+    for the packaged offline MiniLM. ``device``: ``cpu`` / ``cuda`` (default: a GPU when present);
+    ``dtype``: ``fp32`` / ``bf16`` / ``int8``; ``threads``: torch CPU threads (default: torch's).
+    ``model_obj`` / ``tokenizer`` pass an already loaded pair (tests, benchmarks).
+    """
+
+    name = "mlm"
+
+    def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
+                 batch_size: int = 64, *, device: str | None = None, dtype: str = "fp32",
+                 threads: int | None = None, max_length: int | None = None, model_obj: Any = None,
+                 tokenizer: Any = None, **options) -> None:
+        super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, **options)
+        if dtype not in DTYPES:
+            raise VeilError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        if (model_obj is None) != (tokenizer is None):
+            raise VeilError("give both model_obj and tokenizer, or neither")
+        self.model_name = model
+        self.threads = threads
+        self._proposer_kwargs = dict(batch_size=batch_size, max_length=max_length, device=device, dtype=dtype)
+        self._given = (model_obj, tokenizer) if model_obj is not None else None
+        self._proposer: MaskedLMProposer | None = None
+
+    @property
+    def proposer(self) -> MaskedLMProposer:
+        if self._proposer is None:
+            if self.threads:
+                import torch
+
+                torch.set_num_threads(self.threads)
+            model, tok = self._given if self._given is not None else load_mlm(self.model_name)
+            self._proposer = MaskedLMProposer(model, tok, **self._proposer_kwargs)
+        return self._proposer
+
+    def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]],
+                      k: int) -> list[list[tuple[str, float]]]:
+        return self.proposer.propose(texts, targets, k)
