@@ -218,3 +218,18 @@ def test_cli_rejects_unknown_method(tmp_path, capsys):
     rc = main(["audit", "ppmlm", str(tmp_path), "--methods", "mlm,bogus", "--out", str(tmp_path / "o")])
     assert rc == 2
     assert "unknown method(s) bogus" in capsys.readouterr().err
+
+
+def test_dp_loss_is_the_mean_of_per_sequence_losses(tiny):
+    torch = pytest.importorskip("torch")
+    from veil.models.minilm import masked_positions_loss
+
+    model, tok = load(tiny)
+    chunks = ppmlm.encode_documents(docs(), tok, 24)
+    rows = [ppmlm.masked_example(c, ppmlm.choose_targets(c, 0.4, random.Random(i), False), tok.mask_token_id,
+                                 tok.pad_token_id, 24) for i, c in enumerate(chunks)]
+    ids, am, lab = (torch.tensor([r[j] for r in rows]) for j in range(3))
+    with torch.no_grad():
+        batched = ppmlm.per_sample_masked_loss(model, ids, am, lab)
+        singles = [masked_positions_loss(model, ids[i:i + 1], am[i:i + 1], lab[i:i + 1]) for i in range(len(rows))]
+    assert float(batched) == pytest.approx(float(sum(singles) / len(singles)), rel=1e-5)

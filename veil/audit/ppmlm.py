@@ -330,6 +330,7 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
     # RoBERTa-style models count positions from padding_idx + 1
     position_offset = (model.config.pad_token_id + 1) if model.config.model_type in (
         "roberta", "xlm-roberta", "camembert", "longformer") else 0
+    with_token_types = "token_type_ids" in tok.model_input_names
     model.train()
     if method.dp:
         model, opt, loader, engine = make_private(model, opt, loader, cfg)
@@ -347,15 +348,7 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
                 bar.update(1)
                 continue
             if method.dp:
-                # Full-vocabulary logits: Opacus needs the batch dimension intact in every layer,
-                # so also position and token-type ids get one (BERT's defaults are (1, L) buffers,
-                # whose per-sample gradients Opacus would compute with a batch of 1).
-                extra = {}
-                if "token_type_ids" in tok.model_input_names:
-                    extra["token_type_ids"] = torch.zeros_like(ids)
-                pos = torch.arange(ids.shape[1]).expand_as(ids).contiguous() + position_offset
-                out = model(input_ids=ids, attention_mask=am, labels=lab, position_ids=pos, **extra)
-                loss = out.loss
+                loss = per_sample_masked_loss(model, ids, am, lab, position_offset, with_token_types)
             else:
                 loss = masked_positions_loss(model, ids, am, lab)
             loss.backward()
@@ -376,6 +369,39 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
                  loss_last_20=sum(losses[-20:]) / max(1, len(losses[-20:])))
     stats["model"] = model
     return stats
+
+
+def per_sample_masked_loss(model: Any, ids: Any, am: Any, labels: Any, position_offset: int = 0,
+                           with_token_types: bool = True) -> Any:
+    """DP-SGD's loss: each sequence's mean cross-entropy over its masked tokens, averaged over the batch.
+
+    Opacus clips *per-sample* gradients, so every layer must keep the batch dimension: the masked
+    positions are gathered into a padded (batch, max masked, hidden) tensor before the vocabulary
+    projection (which costs more than the encoder when applied to every position), and position
+    and token-type ids are passed with a batch dimension (BERT's defaults are (1, L) buffers, for
+    which Opacus would compute per-sample gradients with a batch of 1). Averaging per sequence
+    first makes the batch loss a mean of per-sample losses, the reduction Opacus assumes.
+    """
+    import torch
+
+    from veil.models.minilm import mlm_head
+
+    inner = getattr(model, "_module", model)  # under Opacus: the GradSampleModule's wrapped model
+    base = getattr(inner, inner.base_model_prefix)
+    pos = torch.arange(ids.shape[1]).expand_as(ids).contiguous() + position_offset
+    extra = {"token_type_ids": torch.zeros_like(ids)} if with_token_types else {}
+    hidden = base(input_ids=ids, attention_mask=am, position_ids=pos, **extra).last_hidden_state
+    sel = labels != -100
+    counts = sel.sum(1)
+    m = max(1, int(counts.max()))
+    order = torch.argsort((~sel).to(torch.int8), dim=1, stable=True)[:, :m]  # masked positions first
+    valid = torch.arange(m).expand(ids.shape[0], m) < counts[:, None]
+    h = hidden.gather(1, order[..., None].expand(-1, -1, hidden.shape[-1]))
+    logits = mlm_head(inner)(h)  # (batch, m, vocab)
+    tgt = labels.gather(1, order).masked_fill(~valid, -100)
+    ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), tgt, ignore_index=-100, reduction="none")
+    per_sample = (ce * valid).sum(1) / counts.clamp(min=1)
+    return per_sample.mean()
 
 
 def make_private(model: Any, opt: Any, loader: Any, cfg: TrainConfig) -> tuple[Any, Any, Any, Any]:
