@@ -1,0 +1,99 @@
+"""Fill stage command: ``veil fill INPUT -o OUTPUT --filler {mlm,llm,llm-instruct} --strategy {top1,topk}``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+
+from veil.errors import VeilError
+
+log = logging.getLogger(__name__)
+
+FILLERS = ("mlm", "llm", "llm-instruct")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", help="masked corpus, JSONL with id, text (and placeholders, style as veil mask writes)")
+    p.add_argument("-o", "--output", required=True,
+                   help="filled corpus (JSONL: id, text); substitutions go to OUTPUT.substitutions.jsonl")
+    p.add_argument("--filler", choices=FILLERS, default="llm",
+                   help="mlm: a masked LM (BERT/RoBERTa); llm: SmolLM2 scorer (offline default); "
+                        "llm-instruct: instruction-tuned SmolLM2 (default: llm)")
+    p.add_argument("--model", default=None,
+                   help="hub name or local folder (e.g. from veil finetune); default: the filler's offline model")
+    p.add_argument("--strategy", choices=("top1", "topk"), default="top1", help="Top-1 or uniform among the Top-K")
+    p.add_argument("--k", type=int, default=10, help="K for --strategy topk (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (each document draws from (seed, id))")
+    p.add_argument("--batch-size", type=int, default=64, help="sentences per model batch (default 64)")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: a GPU when present)")
+    p.add_argument("--dtype", default=None, help="mlm: fp32 (default), bf16 or int8; llm: the model dtype")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--types", choices=("auto", "on", "off"), default="auto",
+                   help="typed substitutes: auto = for typed/numbered placeholders, on = also for [MASK] "
+                        "markers with a recorded label, off = plain words everywhere")
+    p.add_argument("--avoid", action="append", default=[], metavar="TECHNIQUE=FILE",
+                   help="Top-K keeps substitutes off this word list for spans masked by TECHNIQUE "
+                        "(default: the allow_list / vocab_threshold maskers' default lists); repeatable")
+    p.add_argument("--no-avoid", action="store_true", help="no avoid-lists at all")
+    p.add_argument("--avoid-in-top1", action="store_true", help="apply the avoid-lists to Top-1 too")
+    p.add_argument("--chunk", type=int, default=256, help="documents per written chunk (resume granularity)")
+    p.add_argument("--limit", type=int, default=None, help="fill only the first N documents")
+    p.add_argument("--overwrite", action="store_true", help="start again even if OUTPUT or an unfinished run exists")
+    p.add_argument("--check-types", action="store_true",
+                   help="report the share of person/place/organisation substitutes spaCy tags with the same type")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def build_filler(args: argparse.Namespace):
+    from veil.mask.allow_list import read_word_list
+    from veil.registry import create, fillers
+
+    if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
+        raise VeilError("--k, --batch-size and --chunk must be at least 1")
+    kwargs = dict(model=args.model, strategy=args.strategy, k=args.k, seed=args.seed, batch_size=args.batch_size,
+                  types=args.types, avoid_in_top1=args.avoid_in_top1)
+    for name in ("device", "dtype", "threads"):
+        if getattr(args, name) is not None:
+            kwargs[name] = getattr(args, name)
+    if args.no_avoid:
+        kwargs["avoid"] = {}
+    elif args.avoid:
+        avoid = {}
+        for item in args.avoid:
+            tech, sep, path = item.partition("=")
+            if not sep or not tech or not path:
+                raise VeilError(f"--avoid expects TECHNIQUE=FILE, got {item!r}")
+            avoid[tech] = frozenset(w.lower() for w in read_word_list(path))
+        from veil.fill.base import AVOID_TECHNIQUES, _default_avoid
+
+        for tech in AVOID_TECHNIQUES:  # techniques not named keep their default list
+            avoid.setdefault(tech, _default_avoid(tech))
+        kwargs["avoid"] = avoid
+    try:
+        return create(fillers, args.filler, **kwargs)
+    except (ImportError, AttributeError) as e:
+        raise VeilError(f"filler {args.filler!r} is not available: {e}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from veil.fill.corpus import fill_file, substitutions_path
+
+    filler = build_filler(args)
+    settings = {k: getattr(args, k) for k in ("filler", "model", "strategy", "k", "seed", "types", "avoid",
+                                              "no_avoid", "avoid_in_top1", "dtype", "limit")}
+    stats = fill_file(filler, args.input, args.output, chunk_size=args.chunk, settings=settings,
+                      overwrite=args.overwrite, limit=args.limit, progress=not args.no_progress)
+    log.info("filled %s -> %s (+ %s): %s", args.input, args.output, substitutions_path(args.output).name,
+             json.dumps(stats))
+    if args.check_types:
+        from veil.fill.corpus import iter_filled_jsonl
+        from veil.fill.typed import entity_type_agreement
+
+        report = entity_type_agreement(iter_filled_jsonl(args.output))
+        if not report:
+            log.info("type check: no person/place/organisation substitutes")
+        for name, r in report.items():
+            log.info("type check %-12s %5d substitutes, %5.1f%% tagged with the same type by spaCy",
+                     name, r["n"], 100 * r["share"])
+    return 0

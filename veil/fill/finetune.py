@@ -1,0 +1,208 @@
+"""Fill stage: MLM fine-tuning of an ``mlm`` filler on the corpus it fills (paper §3.2, *FT*).
+
+Training text comes from the masked corpus only (never from original text):
+
+- ``mask-free``: the documents with no placeholder (their text is unchanged by masking), or
+- ``top1`` / ``topk``: the whole corpus filled by the current model with that strategy.
+
+:func:`finetune_rounds` repeats *fill -> fine-tune -> fill again* for N rounds; each round starts
+from the previous round's model. Training is plain masked-language-model training (15% of the
+tokens, or of the whole words by default, through transformers' ``DataCollatorForLanguageModeling``)
+in a short torch loop with AdamW and a linear schedule; every default is in :class:`MLMTrainConfig`.
+Each round is saved with ``save_pretrained`` (model and tokenizer) to ``OUT/round-N`` and the last one
+to ``OUT`` itself, so ``veil fill --filler mlm --model OUT`` loads it. Folders are written under a
+temporary name and renamed when complete, so an interrupted run resumes at the first unfinished round.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from veil.errors import VeilError
+from veil.mask.placeholders import unescape
+from veil.types import MaskedDocument
+
+log = logging.getLogger(__name__)
+
+DATA_SOURCES = ("mask-free", "top1", "topk")
+
+
+@dataclass
+class MLMTrainConfig:
+    epochs: float = 1.0  # passes over the training texts (a fraction is allowed)
+    max_steps: int | None = None  # stop after this many optimiser steps (overrides epochs)
+    batch_size: int = 16  # sequences per step
+    lr: float = 5e-5  # AdamW learning rate (BERT fine-tuning range)
+    weight_decay: float = 0.01  # AdamW weight decay (not on biases / LayerNorm)
+    warmup_ratio: float = 0.06  # linear warm-up share of the steps, then linear decay
+    mlm_probability: float = 0.15  # share of tokens (or whole words) masked, as in BERT
+    whole_word: bool = True  # mask whole words (all their pieces) rather than single tokens
+    max_length: int = 128  # tokens per training sequence; longer texts are cut into several
+    seed: int = 0  # shuffling and masking
+    device: str | None = None  # cpu / cuda (default: a GPU when present)
+
+
+def mask_free_texts(docs: Sequence[MaskedDocument]) -> list[str]:
+    """The texts of the documents that have no placeholder (user look-alikes unescaped)."""
+    return [unescape(d.text) for d in docs if not d.placeholders and d.text.strip()]
+
+
+def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
+              progress: bool = True) -> dict[str, Any]:
+    """Fine-tunes ``model`` in place on ``texts``; returns the step count and losses."""
+    import torch
+    from tqdm import tqdm
+    from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+
+    texts = [t for t in texts if t.strip()]
+    if not texts:
+        raise VeilError("no training text (no mask-free document, or an empty corpus)")
+    if cfg.batch_size < 1 or cfg.max_length < 8 or not (0 < cfg.mlm_probability < 1):
+        raise VeilError("batch_size >= 1, max_length >= 8 and 0 < mlm_probability < 1 are needed")
+    torch.manual_seed(cfg.seed)
+    device = torch.device(cfg.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    enc = tok(list(texts), truncation=True, max_length=cfg.max_length, return_overflowing_tokens=True,
+              return_special_tokens_mask=True, return_offsets_mapping=cfg.whole_word)
+    keys = ["input_ids", "special_tokens_mask"] + (["offset_mapping"] if cfg.whole_word else [])
+    features = [{k: enc[k][i] for k in keys} for i in range(len(enc["input_ids"]))]
+    collator = DataCollatorForLanguageModeling(tok, mlm=True, mlm_probability=cfg.mlm_probability,
+                                               whole_word_mask=cfg.whole_word, seed=cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    steps_per_epoch = math.ceil(len(features) / cfg.batch_size)
+    total = cfg.max_steps or max(1, math.ceil(cfg.epochs * steps_per_epoch))
+    decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim > 1]
+    no_decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim <= 1]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
+    sched = get_linear_schedule_with_warmup(opt, int(cfg.warmup_ratio * total), total)
+    model.to(device).train()
+    losses: list[float] = []
+    step = 0
+    bar = tqdm(total=total, desc="finetune", unit="step", disable=not progress)
+    while step < total:
+        for idx in torch.randperm(len(features), generator=gen).split(cfg.batch_size):
+            batch = collator(_pad_features([features[i] for i in idx.tolist()], tok.pad_token_id or 0))
+            batch = {k: v.to(device) for k, v in batch.items() if k in ("input_ids", "attention_mask", "labels")}
+            if int((batch["labels"] != -100).sum()) == 0:
+                continue  # nothing masked in this batch (tiny texts)
+            loss = model(**batch).loss
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            losses.append(float(loss.detach()))
+            step += 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{losses[-1]:.3f}")
+            if step >= total:
+                break
+        if not losses:
+            raise VeilError("no token could be masked for training; the texts are too short")
+    bar.close()
+    model.eval()
+    return {"steps": step, "sequences": len(features), "first_loss": losses[0], "last_loss": losses[-1],
+            "mean_loss_last_10pct": sum(losses[-max(1, len(losses) // 10):]) / max(1, len(losses) // 10)}
+
+
+def _pad_features(feats: list[dict[str, Any]], pad_id: int) -> list[dict[str, Any]]:
+    """Pads a batch to one length here: the collator's own padding does not pad ``offset_mapping``."""
+    longest = max(len(f["input_ids"]) for f in feats)
+    out = []
+    for f in feats:
+        n = longest - len(f["input_ids"])
+        g = {"input_ids": list(f["input_ids"]) + [pad_id] * n,
+             "attention_mask": [1] * len(f["input_ids"]) + [0] * n,
+             "special_tokens_mask": list(f["special_tokens_mask"]) + [1] * n}
+        if "offset_mapping" in f:
+            g["offset_mapping"] = [tuple(o) for o in f["offset_mapping"]] + [(0, 0)] * n
+        out.append(g)
+    return out
+
+
+def save_model(model: Any, tok: Any, out: Path, extra: dict[str, Any] | None = None) -> None:
+    """``save_pretrained`` of model and tokenizer into ``out``, replaced atomically."""
+    import json
+
+    tmp = out.with_name(out.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    if extra is not None:
+        (tmp / "veil_finetune.json").write_text(json.dumps(extra, indent=1), encoding="utf-8")
+    if out.exists():
+        old = out.with_name(out.name + ".old")
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(out, old)
+        os.replace(tmp, out)
+        shutil.rmtree(old)
+    else:
+        os.replace(tmp, out)
+
+
+def finetune_rounds(docs: Sequence[MaskedDocument], output_dir: str | Path, *, model: str | None = None,
+                    data: str = "mask-free", rounds: int = 1, cfg: MLMTrainConfig | None = None,
+                    k: int = 10, seed: int = 0, fill_batch_size: int = 64, filler_options: dict | None = None,
+                    model_obj: Any = None, tokenizer: Any = None, progress: bool = True) -> list[dict[str, Any]]:
+    """``rounds`` x (fill the corpus with the current model if ``data`` is top1/topk -> MLM fine-tune).
+
+    Round r's model is saved to ``output_dir/round-r``; the last round also to ``output_dir``.
+    A round whose folder is complete is loaded instead of trained again (resume).
+    """
+    import torch
+
+    from veil.fill.corpus import fill_documents
+    from veil.fill.mlm import MLMFiller, load_mlm
+
+    if data not in DATA_SOURCES:
+        raise VeilError(f"unknown training data {data!r}; choose from {', '.join(DATA_SOURCES)}")
+    if rounds < 1:
+        raise VeilError("rounds must be at least 1")
+    if data == "mask-free" and rounds > 1:
+        raise VeilError("mask-free training text is the same in every round; use --epochs instead of --rounds")
+    cfg = cfg or MLMTrainConfig(seed=seed)
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if model_obj is not None:
+        cur_model, tok = model_obj, tokenizer
+    else:
+        cur_model, tok = load_mlm(model)
+    summaries: list[dict[str, Any]] = []
+    for r in range(1, rounds + 1):
+        round_dir = out / f"round-{r}"
+        if (round_dir / "config.json").is_file():
+            log.info("round %d: %s is complete; loading it", r, round_dir)
+            cur_model, tok = load_mlm(str(round_dir))
+            summaries.append({"round": r, "resumed": True})
+            continue
+        if data == "mask-free":
+            texts = mask_free_texts(docs)
+            log.info("round %d: %d mask-free documents of %d", r, len(texts), len(docs))
+        else:
+            filler = MLMFiller(strategy=data, k=k, seed=seed + r - 1, batch_size=fill_batch_size,
+                               model_obj=cur_model, tokenizer=tok, **(filler_options or {}))
+            texts = [d.text for d in fill_documents(filler, docs, progress=progress)]
+            log.info("round %d: filled %d documents with %s", r, len(texts), data)
+        info = train_mlm(cur_model, tok, texts, cfg, progress=progress)
+        info.update(round=r, data=data, texts=len(texts), base_model=model, config=asdict(cfg))
+        log.info("round %d: %d steps, loss %.3f -> %.3f", r, info["steps"], info["first_loss"], info["mean_loss_last_10pct"])
+        cur_model = cur_model.to("cpu") if torch.cuda.is_available() else cur_model
+        save_model(cur_model, tok, round_dir, info)
+        summaries.append(info)
+    # the last round is also the folder's own model, so `--model OUT` loads it
+    last = out / f"round-{rounds}"
+    for name in os.listdir(last):
+        src = last / name
+        if src.is_file():
+            tmp = out / (name + ".partial")
+            shutil.copyfile(src, tmp)
+            os.replace(tmp, out / name)
+    return summaries
