@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 #: the techniques whose word lists Top-K keeps substitutes off by default (paper §3.2)
 AVOID_TECHNIQUES = ("allow_list", "vocab_threshold")
+CANDIDATE_MARGIN = 4  # spare candidates per request, for the ones the loop has to drop
 _BAD_CANDIDATE_RE = re.compile(r"[\[\]\s]|^$")  # brackets could forge a marker; a word has no spaces
 
 
@@ -258,7 +259,7 @@ class CandidateFiller(Filler):
             n = max(n, self.entity_candidates)
         if st.doc.style == "numbered":
             n += len(st.used.get(slot.label, ()))
-        return n
+        return n + CANDIDATE_MARGIN
 
     def _model_step(self, pending: list[_DocState]) -> None:
         slots = [st.slots[0] for st in pending]
