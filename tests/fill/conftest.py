@@ -54,7 +54,7 @@ def build_model(tok, seed: int = 0, layers: int = 2, hidden: int = 64):
     return BertForMaskedLM(cfg)
 
 
-def train_one_blank(model, tok, sentences: list[str], steps: int = 80, seed: int = 0) -> float:
+def train_one_blank(model, tok, sentences: list[str], steps: int = 250, seed: int = 0) -> float:
     """Masks one random word per sentence and trains the model to predict it; returns the last loss."""
     import torch
 

@@ -100,7 +100,11 @@ class MaskedLMProposer:
         if dtype == "int8":
             if self.device.type != "cpu":
                 raise VeilError("dtype int8 (dynamic quantisation) runs on the CPU only")
-            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+            import warnings
+
+            with warnings.catch_warnings():  # deprecated in favour of torchao, still the built-in CPU path
+                warnings.simplefilter("ignore")
+                model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
         elif dtype == "bf16":
             model = model.to(torch.bfloat16)
         self.model = model.to(self.device)
