@@ -71,8 +71,10 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
               return_special_tokens_mask=True, return_offsets_mapping=cfg.whole_word)
     keys = ["input_ids", "special_tokens_mask"] + (["offset_mapping"] if cfg.whole_word else [])
     features = [{k: enc[k][i] for k in keys} for i in range(len(enc["input_ids"]))]
+    # transformers' whole-word masking replaces every chosen word by the mask (no 10% random / 10% kept)
+    replace = dict(mask_replace_prob=1.0, random_replace_prob=0.0) if cfg.whole_word else {}
     collator = DataCollatorForLanguageModeling(tok, mlm=True, mlm_probability=cfg.mlm_probability,
-                                               whole_word_mask=cfg.whole_word, seed=cfg.seed)
+                                               whole_word_mask=cfg.whole_word, seed=cfg.seed, **replace)
     gen = torch.Generator().manual_seed(cfg.seed)
     steps_per_epoch = math.ceil(len(features) / cfg.batch_size)
     total = cfg.max_steps or max(1, math.ceil(cfg.epochs * steps_per_epoch))

@@ -1,0 +1,162 @@
+"""``veil fill`` and ``veil finetune`` end to end on a tiny model saved to a folder."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+pytest.importorskip("torch")
+
+from veil.cli import main  # noqa: E402
+from veil.errors import InputError, VeilError  # noqa: E402
+from veil.fill.corpus import fill_file, iter_filled_jsonl, substitutions_path  # noqa: E402
+from veil.fill.mlm import MLMFiller  # noqa: E402
+from veil.mask.placeholders import find_markers, render  # noqa: E402
+from veil.types import Document, Span  # noqa: E402
+
+from conftest import fixture_sentences  # noqa: E402
+
+SECRETS = ["paris", "london", "john", "mary", "pasta", "piano"]
+
+
+def write_masked(path, n=20, style="mask"):
+    with open(path, "w", encoding="utf-8") as f:
+        for i, s in enumerate(fixture_sentences(n, seed=9)):
+            spans = [Span(m.start(), m.end(), "WORD", "allow_list")
+                     for m in re.finditer(r"\b(" + "|".join(SECRETS) + r")\b", s)]
+            d = render(Document(f"doc{i}", s, person=f"p{i % 3}"), spans, style)
+            f.write(json.dumps({"id": d.id, "text": d.text, "placeholders": [p.to_dict() for p in d.placeholders],
+                                "style": d.style, "person": d.person, "extra": i}) + "\n")
+
+
+def read_jsonl(path):
+    return [json.loads(x) for x in open(path, encoding="utf-8") if x.strip()]
+
+
+def test_fill_end_to_end(tiny_mlm, tmp_path):
+    _, _, model_dir = tiny_mlm
+    src, out = tmp_path / "masked.jsonl", tmp_path / "filled.jsonl"
+    write_masked(src)
+    rc = main(["fill", str(src), "-o", str(out), "--filler", "mlm", "--model", str(model_dir),
+               "--strategy", "topk", "--seed", "3", "--no-avoid", "--no-progress", "--threads", "1"])
+    assert rc == 0
+    rows = read_jsonl(out)
+    masked_rows = read_jsonl(src)
+    assert [r["id"] for r in rows] == [r["id"] for r in masked_rows]
+    assert all(not find_markers(r["text"]) for r in rows)
+    assert rows[0]["person"] == "p0" and rows[0]["extra"] == 0  # other fields carried through
+    subs = read_jsonl(substitutions_path(out))
+    assert len(subs) == sum(len(r["placeholders"]) for r in masked_rows) > 0
+    by_id = {r["id"]: r["text"] for r in rows}
+    for s in subs:
+        assert set(s) >= {"id", "placeholder", "substitute"}
+        assert by_id[s["id"]][s["start"]:s["end"]] == s["substitute"]
+    assert not list(tmp_path.glob("*.partial")) and not list(tmp_path.glob("*.progress.json"))
+
+
+def test_fill_resumes_an_interrupted_run_with_identical_results(tiny_mlm, tmp_path):
+    model, tok, _ = tiny_mlm
+    src = tmp_path / "masked.jsonl"
+    write_masked(src, n=12)
+    whole = tmp_path / "whole.jsonl"
+    fill_file(MLMFiller(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), src, whole, chunk_size=4,
+              progress=False)
+
+    class Interrupted(MLMFiller):
+        calls = 0
+
+        def fill(self, docs):
+            Interrupted.calls += 1
+            if Interrupted.calls == 3:
+                raise KeyboardInterrupt
+            return super().fill(docs)
+
+    out = tmp_path / "resumed.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        fill_file(Interrupted(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), src, out, chunk_size=4,
+                  progress=False)
+    assert not out.exists() and (tmp_path / "resumed.jsonl.partial").exists()
+    stats = fill_file(MLMFiller(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), src, out, chunk_size=4,
+                      progress=False)
+    assert stats["filled_now"] == 4  # only the last chunk was filled again
+    assert out.read_text() == whole.read_text()
+    assert substitutions_path(out).read_text() == substitutions_path(whole).read_text()
+    # a finished output is not redone
+    assert fill_file(MLMFiller(model_obj=model, tokenizer=tok), src, out, progress=False)["filled_now"] == 0
+
+
+def test_fill_refuses_to_resume_with_other_settings(tiny_mlm, tmp_path):
+    model, tok, _ = tiny_mlm
+    src, out = tmp_path / "m.jsonl", tmp_path / "o.jsonl"
+    write_masked(src, n=4)
+    (tmp_path / "o.jsonl.partial").write_text("")
+    (tmp_path / "o.jsonl.substitutions.jsonl.partial").write_text("")
+    (tmp_path / "o.jsonl.progress.json").write_text(json.dumps(
+        {"docs": 0, "bytes": 0, "subs_bytes": 0, "settings": {"strategy": "top1"}, "input": str(src.resolve())}))
+    with pytest.raises(VeilError, match="other settings"):
+        fill_file(MLMFiller(model_obj=model, tokenizer=tok), src, out, settings={"strategy": "topk"}, progress=False)
+
+
+def test_bad_input_is_a_located_error(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "text": "ok"}\n{"id": 2}\n')
+    with pytest.raises(InputError, match="bad.jsonl:2"):
+        fill_file(MLMFiller(), bad, tmp_path / "o.jsonl", progress=False)
+    rc = main(["fill", str(bad), "-o", str(tmp_path / "o.jsonl"), "--filler", "mlm", "--no-progress"])
+    assert rc == 2
+
+
+def test_corpus_without_placeholder_records_is_filled_from_its_markers(tiny_mlm, tmp_path):
+    _, _, model_dir = tiny_mlm
+    src, out = tmp_path / "plain.jsonl", tmp_path / "o.jsonl"
+    src.write_text(json.dumps({"id": "a", "text": "i live in [MASK] with my family"}) + "\n"
+                   + json.dumps({"id": "b", "text": "[PERSON_NAME_1] and [PERSON_NAME_1] met"}) + "\n")
+    assert main(["fill", str(src), "-o", str(out), "--filler", "mlm", "--model", str(model_dir), "--no-progress",
+                 "--types", "off"]) == 0
+    docs = {d.id: d for d in iter_filled_jsonl(out)}
+    assert docs["a"].substitutions[0].substitute in {"paris", "london", "berlin", "rome"}
+    a, b = docs["b"].substitutions
+    assert a.substitute == b.substitute
+
+
+def test_finetune_writes_a_model_veil_fill_loads(tiny_mlm, tmp_path):
+    _, _, model_dir = tiny_mlm
+    src = tmp_path / "masked.jsonl"
+    write_masked(src, n=30)
+    ft = tmp_path / "ft"
+    assert main(["finetune", str(src), "-o", str(ft), "--model", str(model_dir), "--data", "top1", "--rounds", "2",
+                 "--max-steps", "3", "--batch-size", "4", "--no-progress"]) == 0
+    for d in (ft, ft / "round-1", ft / "round-2"):
+        assert (d / "config.json").is_file() and (d / "tokenizer_config.json").is_file()
+    info = json.loads((ft / "veil_finetune.json").read_text())
+    assert info["round"] == 2 and info["steps"] == 3 and info["data"] == "top1"
+    out = tmp_path / "filled.jsonl"
+    assert main(["fill", str(src), "-o", str(out), "--filler", "mlm", "--model", str(ft), "--no-progress"]) == 0
+    assert all(not find_markers(r["text"]) for r in read_jsonl(out))
+
+
+def test_finetune_mask_free_changes_the_weights(tiny_mlm, tmp_path):
+    import torch
+
+    from veil.fill.finetune import MLMTrainConfig, finetune_rounds
+    from veil.fill.mlm import load_mlm
+
+    model, tok, model_dir = tiny_mlm
+    src = tmp_path / "masked.jsonl"
+    write_masked(src, n=30)
+    from veil.fill.corpus import read_masked_jsonl
+
+    docs = read_masked_jsonl(src)
+    n_free = sum(not d.placeholders for d in docs)
+    assert 0 < n_free < len(docs)
+    infos = finetune_rounds(docs, tmp_path / "ft", model=str(model_dir), data="mask-free",
+                            cfg=MLMTrainConfig(max_steps=4, batch_size=4, lr=1e-3), progress=False)
+    assert infos[0]["texts"] == n_free
+    tuned, _ = load_mlm(str(tmp_path / "ft"))
+    before = dict(model.named_parameters())
+    changed = [n for n, p in tuned.named_parameters() if not torch.equal(p, before[n])]
+    assert changed
+    with pytest.raises(VeilError, match="epochs"):
+        finetune_rounds(docs, tmp_path / "ft2", model=str(model_dir), data="mask-free", rounds=2, progress=False)
