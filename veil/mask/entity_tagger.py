@@ -191,22 +191,32 @@ class EntityTaggerMasker(Masker):
         return self.detect_batch([text])[0]
 
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
+        # Identical texts ("Yeah.", "Uh-huh." in transcripts) are tagged once: NER is
+        # deterministic per text, so this is lossless; empty texts are not tagged at all.
+        unique: dict[str, int] = {}
+        for text in texts:
+            if text.strip() and text not in unique:
+                unique[text] = len(unique)
         pieces: list[str] = []
-        owners: list[tuple[int, int]] = []  # (text index, offset of the piece in that text)
-        for i, text in enumerate(texts):
+        owners: list[tuple[int, int]] = []  # (unique text index, offset of the piece in that text)
+        for u, text in enumerate(unique):
             for offset, piece in _chunks(text):
                 pieces.append(piece)
-                owners.append((i, offset))
-        out: list[list[Span]] = [[] for _ in texts]
+                owners.append((u, offset))
+        found: list[list[Span]] = [[] for _ in unique]
         wanted, source = self._wanted, self.name
         docs = self.nlp.pipe(pieces, batch_size=self.batch_size, n_process=self.n_process)
-        for (i, offset), doc in zip(owners, docs):
+        for (u, offset), doc in zip(owners, docs):
             for ent in doc.ents:
                 label = wanted.get(ent.label_)
                 if label is not None:
-                    out[i].append(Span(offset + ent.start_char, offset + ent.end_char, label, source, TAGGER_SCORE))
-        if self.extend:
-            out = [extend(text, spans) if spans else spans for text, spans in zip(texts, out)]
-        if self.propagate:
-            out = [propagate(text, spans, source) for text, spans in zip(texts, out)]
-        return out
+                    found[u].append(Span(offset + ent.start_char, offset + ent.end_char, label, source, TAGGER_SCORE))
+        for text, u in unique.items():
+            spans = found[u]
+            if spans and self.extend:
+                spans = extend(text, spans)
+            if spans and self.propagate:
+                spans = propagate(text, spans, source)
+            found[u] = spans
+        # a fresh list per text, so callers may change one without touching its duplicates
+        return [list(found[unique[t]]) if t in unique else [] for t in texts]
