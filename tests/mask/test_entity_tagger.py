@@ -64,7 +64,7 @@ def test_entity_tagger_with_real_spacy():
     assert all(s.source == "entity_tagger" for s in m.detect(text))
     batch = m.detect_batch(["Call Microsoft in Seattle.", "", "nothing here"])
     assert len(batch) == 3 and batch[1] == [] and batch[0]
-    only_people = EntityTaggerMasker(labels=["PERSON"])
+    only_people = EntityTaggerMasker(labels="PERSON")  # as `--set entity_tagger.labels=PERSON` gives it
     assert {s.label for s in only_people.detect(text)} == {"PERSON_NAME"}
     with pytest.raises(VeilError):
         EntityTaggerMasker(labels=["PEOPLE"])

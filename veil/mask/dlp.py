@@ -57,6 +57,8 @@ class DLPMasker(Masker):
             self.detectors.append(DictionaryDetector(terms))
         if not self.detectors:
             raise VeilError("dlp: no detectors chosen")
+        if isinstance(exclude, str):
+            exclude = [exclude]
         excluded = list(exclude) + (_read_list(exclude_file) if exclude_file is not None else [])
         self.exclude = frozenset(normalise_surface(e) for e in excluded)
         self.min_score = min_score

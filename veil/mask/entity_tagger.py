@@ -172,6 +172,8 @@ class EntityTaggerMasker(Masker):
     def __init__(self, model: str = DEFAULT_MODEL, labels: Iterable[str] = DEFAULT_LABELS,
                  batch_size: int = 256, n_process: int = 1, propagate: bool = True,
                  extend: bool = True) -> None:
+        if isinstance(labels, str):  # "PERSON,ORG" from a command line
+            labels = [lab.strip() for lab in labels.split(",") if lab.strip()]
         self.labels = tuple(labels)
         unknown = [lab for lab in self.labels if lab not in SPACY_TO_DLP]
         if unknown or not self.labels:
