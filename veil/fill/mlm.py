@@ -38,6 +38,7 @@ from veil.textutil import WORD_RE
 log = logging.getLogger(__name__)
 
 DTYPES = ("fp32", "bf16", "int8")
+MIN_ROWS = 4  # a batch is not closed for padding before it has this many rows
 _MASK_RUN_GAP = re.compile(r"\s*")
 
 
@@ -84,7 +85,8 @@ class MaskedLMProposer:
     """Ranked whole-word candidates at one mask of each of many masked texts, batched."""
 
     def __init__(self, model: Any, tokenizer: Any, *, batch_size: int = 64, max_length: int | None = None,
-                 device: str | None = None, dtype: str = "fp32", head_at_masks: bool = True) -> None:
+                 device: str | None = None, dtype: str = "fp32", head_at_masks: bool = True,
+                 pad_tolerance: float | None = None) -> None:
         import torch
 
         if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
@@ -108,6 +110,8 @@ class MaskedLMProposer:
         elif dtype == "bf16":
             model = model.to(torch.bfloat16)
         self.model = model.to(self.device)
+        # a GPU runs padded rows in parallel for free, a CPU pays for every padded token
+        self.pad_tolerance = pad_tolerance if pad_tolerance is not None else (0.25 if self.device.type == "cpu" else 1.0)
         self.head = mlm_head(model) if head_at_masks else None
         limit = getattr(model.config, "max_position_embeddings", None) or 512
         if getattr(model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
@@ -211,11 +215,9 @@ class MaskedLMProposer:
 
         n = len(encoded)
         out = torch.empty((n, self.vocab_size), dtype=torch.float32, device=self.device)
-        order = sorted(range(n), key=lambda i: len(encoded[i][0]))
         pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         with torch.inference_mode():
-            for b in range(0, n, self.batch_size):
-                idx = order[b:b + self.batch_size]
+            for idx in self.batches([len(ids) for ids, _ in encoded]):
                 longest = max(len(encoded[i][0]) for i in idx)
                 ids = torch.full((len(idx), longest), pad, dtype=torch.long)
                 att = torch.zeros((len(idx), longest), dtype=torch.long)
@@ -232,6 +234,27 @@ class MaskedLMProposer:
                 else:
                     logits = self.model(input_ids=ids, attention_mask=att).logits[rows, pos]
                 out[torch.tensor(idx, device=self.device)] = logits[:, :self.vocab_size].float()
+        return out
+
+    def batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Indices grouped into batches of similar length: sorted by length, a batch closes at
+        ``batch_size`` rows or (from ``MIN_ROWS`` rows on) when padding to its longest row would add
+        more than ``pad_tolerance`` of its real tokens: on a CPU padded tokens cost as much as real
+        ones, while very small batches pay the per-call overhead of every layer."""
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+        out: list[list[int]] = []
+        cur: list[int] = []
+        real = 0
+        for i in order:
+            L = lengths[i]
+            too_padded = len(cur) >= MIN_ROWS and L * (len(cur) + 1) > (1 + self.pad_tolerance) * (real + L)
+            if cur and (len(cur) >= self.batch_size or too_padded):
+                out.append(cur)
+                cur, real = [], 0
+            cur.append(i)
+            real += L
+        if cur:
+            out.append(cur)
         return out
 
     def propose(self, texts: Sequence[str], targets: Sequence[tuple[int, int]],
