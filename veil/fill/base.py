@@ -156,6 +156,7 @@ class CandidateFiller(Filler):
     the plain best prediction); ``entity_candidates`` is how many candidates an entity-typed marker
     asks for before spaCy checks them; ``merge_masks`` merges consecutive ``[MASK]`` markers;
     ``group_size`` is how many documents one batched step covers; ``ner_model`` the spaCy model;
+    ``faker_tries``: Faker draws checked by spaCy when no model candidate of an entity type passes;
     ``types``: ``"auto"`` fills typed and numbered placeholders by type and ``[MASK]`` markers with
     plain words (the paper's setting, even where the mask stage recorded a label), ``"on"`` uses the
     recorded labels for ``[MASK]`` markers too, ``"off"`` fills everything with plain words.
@@ -164,7 +165,7 @@ class CandidateFiller(Filler):
     def __init__(self, strategy: str = "top1", k: int = 10, seed: int = 0, batch_size: int = 64,
                  *, avoid: Mapping[str, AbstractSet[str]] | None = None, avoid_in_top1: bool = False,
                  entity_candidates: int = 20, merge_masks: bool = True, group_size: int = 1024,
-                 ner_model: str | None = None, types: str = "auto", **options) -> None:
+                 ner_model: str | None = None, types: str = "auto", faker_tries: int = 12, **options) -> None:
         if strategy not in strategies.STRATEGIES:
             raise VeilError(f"unknown strategy {strategy!r}; choose from {', '.join(strategies.STRATEGIES)}")
         if types not in ("auto", "on", "off"):
@@ -178,6 +179,7 @@ class CandidateFiller(Filler):
         self._avoid = {} if avoid is None else {t: frozenset(w.lower() for w in ws) for t, ws in avoid.items()}
         self.avoid_in_top1 = avoid_in_top1
         self.entity_candidates = entity_candidates
+        self.faker_tries = max(1, faker_tries)
         self.merge_masks = merge_masks
         self.group_size = group_size
         self.verifier = typed.EntityVerifier(ner_model)
@@ -286,6 +288,7 @@ class CandidateFiller(Filler):
                 words.append(w)
             cands.append(words)
         # entity-typed markers: keep the candidates spaCy tags with the type, in one NER batch
+        faker_pick: dict[int, str] = {}
         ent_idx = [i for i, (st, s) in enumerate(zip(pending, slots)) if self._kind(st, s) == "entity"]
         if ent_idx:
             items = []
@@ -296,7 +299,27 @@ class CandidateFiller(Filler):
                 items.append((left, right, s.label, cands[i]))
             for i, ok in zip(ent_idx, self.verifier.verify(items)):
                 cands[i] = ok
+            # no model candidate passed: Faker draws of the type, checked the same way
+            need = [(j, i) for j, i in enumerate(ent_idx) if not cands[i] and typed.has_fallback(slots[i].label)]
+            if need:
+                drafts = {}
+                for j, i in need:
+                    st, s = pending[i], slots[i]
+                    taken = st.used.get(s.label, set())
+                    fakes = [typed.fake_value(s.label, st.rng) for _ in range(self.faker_tries)]
+                    drafts[i] = [v for v in dict.fromkeys(fakes) if v not in taken
+                                 and not _forges_marker(st.text, s.start, s.end, v)]
+                    items[j] = (items[j][0], items[j][1], s.label, drafts[i])
+                checked = self.verifier.verify([items[j] for j, _ in need])
+                for (j, i), ok in zip(need, checked):
+                    self.stats["entity_faker"] += 1
+                    self.stats["entity_faker_unverified"] += not ok
+                    if ok or drafts[i]:
+                        faker_pick[i] = (ok or drafts[i])[0]
         for i, (st, slot) in enumerate(zip(pending, slots)):
+            if i in faker_pick:
+                self._assign(st, slot, faker_pick[i])
+                continue
             value = strategies.choose(self.strategy, cands[i], self.k, st.rng, self._avoid_for(slot),
                                       self.avoid_in_top1)
             if value is None:

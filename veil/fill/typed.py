@@ -81,10 +81,15 @@ FAKERS: dict[str, Callable[[Any], str]] = {
     "STREET_ADDRESS": lambda f: f.street_address(),
     "ZIP_CODE": lambda f: f.zipcode(),
 }
+def _place(f: Any) -> str:
+    # real states and countries are places spaCy knows; invented city names often are not tagged
+    return f.random_element((f.city, f.state, f.country, f.state, f.country))()
+
+
 #: entity label -> Faker draw used when no model candidate passes the type check
 ENTITY_FALLBACK: dict[str, Callable[[Any], str]] = {
     "PERSON_NAME": lambda f: f.name(), "PERSON": lambda f: f.name(),
-    "LOCATION": lambda f: f.city(), "GPE": lambda f: f.city(), "LOC": lambda f: f.city(),
+    "LOCATION": lambda f: _place(f), "GPE": lambda f: _place(f), "LOC": lambda f: _place(f),
     "ORGANIZATION_NAME": lambda f: f.company(), "ORG": lambda f: f.company(),
     "FACILITY": lambda f: f.street_name(), "FAC": lambda f: f.street_name(),
 }
