@@ -201,8 +201,9 @@ def main(argv=None) -> int:
     tok = BertTokenizer(vocab=str(minilm_vocab()), do_lower_case=True)
     docs = masked_workload(args.limit, Path(args.data))
     n_markers = sum(len(document_slots(d)) for d in docs)
-    print(f"workload: {len(docs)} Switchboard utterances, {n_markers} markers to fill "
-          f"(allow_list masking, [MASK] runs merged), {args.threads} threads, torch {torch.__version__}")
+    print(f"workload: {len(docs)} Switchboard utterances, {sum(len(d.placeholders) for d in docs)} [MASK] markers, "
+          f"{n_markers} to fill after merging runs (allow_list masking), {args.threads} threads, "
+          f"torch {torch.__version__}")
     peak = matmul_rate((4096, 4096, 4096))
     peak_bf16 = matmul_rate((4096, 4096, 4096), "bf16")
     print(f"matmul: fp32 {peak:.0f} GFLOP/s at 4096^3, bf16 {peak_bf16:.0f} GFLOP/s at 4096^3")

@@ -53,7 +53,7 @@ def build_filler(args: argparse.Namespace):
         raise VeilError("--k, --batch-size and --chunk must be at least 1")
     kwargs = dict(model=args.model, strategy=args.strategy, k=args.k, seed=args.seed, batch_size=args.batch_size,
                   types=args.types, avoid_in_top1=args.avoid_in_top1)
-    for name in ("device", "dtype", "threads"):
+    for name in ("device", "dtype"):
         if getattr(args, name) is not None:
             kwargs[name] = getattr(args, name)
     if args.no_avoid:
@@ -79,6 +79,12 @@ def build_filler(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from veil.fill.corpus import fill_file, substitutions_path
 
+    if args.threads is not None:
+        if args.threads < 1:
+            raise VeilError("--threads must be at least 1")
+        import torch
+
+        torch.set_num_threads(args.threads)
     filler = build_filler(args)
     settings = {k: getattr(args, k) for k in ("filler", "model", "strategy", "k", "seed", "types", "avoid",
                                               "no_avoid", "avoid_in_top1", "dtype", "limit")}
