@@ -60,6 +60,14 @@ fillers.register("mlm", "veil.fill.mlm:MLMFiller")
 fillers.register("llm", "veil.fill.llm:LLMFiller")
 fillers.register("llm-instruct", "veil.fill.llm_instruct:InstructLLMFiller")
 
+readers.register("txt", "veil.io.formats:read_txt")
+readers.register("jsonl", "veil.io.formats:read_jsonl")
+readers.register("csv", "veil.io.formats:read_csv")
+readers.register("parquet", "veil.io.formats:read_parquet")
+readers.register("switchboard", "veil.io.formats:read_switchboard")
+for _fmt in ("jsonl", "txt", "csv", "parquet"):
+    writers.register(_fmt, "veil.io.output:ResumableWriter")
+
 
 def create(registry: Registry, name: str, **kwargs: Any) -> Any:
     factory: Callable[..., Any] = registry.get(name)

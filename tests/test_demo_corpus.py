@@ -1,0 +1,35 @@
+import importlib.util
+import json
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("make_demo_corpus", REPO / "scripts" / "make_demo_corpus.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_generator_is_deterministic_and_matches_bundled_corpus(tmp_path):
+    _script().main(["--out", str(tmp_path)])
+    for name in ("calls.jsonl", "calls_test.jsonl"):
+        assert (tmp_path / name).read_bytes() == (REPO / "veil" / "data" / "demo" / name).read_bytes()
+
+
+def test_gold_spans_are_valid_and_corpus_has_every_kind_of_pi():
+    labels, persons_per_conv, convs_per_customer = set(), {}, {}
+    for line in (REPO / "veil" / "data" / "demo" / "calls.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        for s in r["spans"]:
+            assert 0 <= s["start"] < s["end"] <= len(r["text"])
+            assert set(s) == {"start", "end", "label"}  # offsets and labels only, never the surface
+            labels.add(s["label"])
+        persons_per_conv.setdefault(r["conversation"], set()).add(r["person"])
+        if r["speaker"] == "customer":
+            convs_per_customer.setdefault(r["person"], set()).add(r["conversation"])
+    assert {"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "PHONE_NUMBER", "EMAIL_ADDRESS", "SPELLED_WORD",
+            "NUMBER", "USERNAME", "STREET_ADDRESS"} <= labels
+    assert all(len(p) == 2 for p in persons_per_conv.values())  # one person per conversation side
+    assert any(len(c) > 1 for c in convs_per_customer.values())  # some customers call again

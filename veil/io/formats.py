@@ -1,0 +1,213 @@
+"""Corpus I/O stage: streaming readers for plain text, JSONL, CSV, Parquet and Switchboard transcripts.
+
+Every reader yields ``Document`` objects one at a time (memory does not grow with corpus size)
+and reports bad input as ``InputError`` naming the file and line. No record is ever dropped,
+merged or truncated: an empty line of a text file is a document with empty text.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from veil.errors import InputError, VeilError
+from veil.types import Document
+
+FORMATS = ("txt", "jsonl", "csv", "parquet", "switchboard")
+_EXTENSIONS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+               ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def detect_format(path: str | Path, fmt: str | None = None) -> str:
+    """The format named by ``fmt``, else guessed from the extension (a directory is Switchboard)."""
+    if fmt:
+        if fmt not in FORMATS:
+            raise VeilError(f"unknown corpus format {fmt!r}; choose from {', '.join(FORMATS)}")
+        return fmt
+    p = Path(path)
+    if p.is_dir():
+        return "switchboard"
+    try:
+        return _EXTENSIONS[p.suffix.lower()]
+    except KeyError:
+        raise VeilError(f"{path}: cannot tell the format from the extension {p.suffix!r}; "
+                        f"pass --input-format / --output-format ({', '.join(FORMATS)})") from None
+
+
+@dataclass
+class Fields:
+    """Which record fields hold the id, text, person and group (JSONL, CSV, Parquet)."""
+
+    text: str = "text"
+    id: str | None = "id"  # None: the 1-based record number is the id
+    person: str | None = None
+    group: str | None = None
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without its end-of-line) of a UTF-8 file, strictly decoded."""
+    path = Path(path)
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise InputError(str(path), None, f"cannot open: {e.strerror}") from None
+    with f:
+        n = 0
+        for n, raw in enumerate(f, 1):
+            if raw.endswith(b"\n"):
+                raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
+            try:
+                yield n, raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(str(path), n, f"invalid UTF-8 at byte {e.start} of the line "
+                                 f"({raw[max(0, e.start - 10):e.start + 10]!r}); re-encode the file as UTF-8") from None
+        if n == 0:
+            raise InputError(str(path), None, "empty file: no records to read")
+
+
+def _check_nonempty_path(path: Path) -> None:
+    if not path.exists():
+        raise InputError(str(path), None, "no such file")
+
+
+def read_txt(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
+    """One document per line; the id is the line number."""
+    for n, line in iter_lines(path):
+        yield Document(id=str(n), text=line)
+
+
+def _field(rec: dict[str, Any], name: str, path: Path, n: int, what: str) -> Any:
+    if name not in rec:
+        raise InputError(str(path), n, f"missing {what} field {name!r} (fields present: "
+                         f"{', '.join(map(str, rec)) or 'none'}); choose it with --{what}-field")
+    return rec[name]
+
+
+def record_to_document(rec: Any, fields: Fields, path: Path, n: int) -> Document:
+    if not isinstance(rec, dict):
+        raise InputError(str(path), n, f"expected a JSON object, got {type(rec).__name__}")
+    text = _field(rec, fields.text, path, n, "text")
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise InputError(str(path), n, f"field {fields.text!r} must be a string, got {type(text).__name__}")
+    doc_id = str(_field(rec, fields.id, path, n, "id")) if fields.id else str(n)
+    person = rec.get(fields.person) if fields.person else None
+    group = rec.get(fields.group) if fields.group else None
+    used = {fields.text, fields.id, fields.person, fields.group}
+    meta = {k: v for k, v in rec.items() if k not in used}
+    return Document(id=doc_id, text=text, person=None if person is None else str(person),
+                    group=None if group is None else str(group), meta=meta)
+
+
+def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
+    fields = fields or Fields()
+    path = Path(path)
+    for n, line in iter_lines(path):
+        if not line.strip():
+            raise InputError(str(path), n, "empty line: every line of a JSONL file must be a JSON object")
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), n, f"invalid JSON ({e.msg} at column {e.colno})") from None
+        yield record_to_document(rec, fields, path, n)
+
+
+def read_csv(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
+    fields = fields or Fields()
+    path = Path(path)
+    csv.field_size_limit(sys.maxsize)  # lines of several MB are legitimate documents
+
+    def lines() -> Iterator[str]:
+        for _, line in iter_lines(path):
+            yield line + "\n"
+
+    reader = csv.DictReader(lines())
+    if reader.fieldnames is None:
+        raise InputError(str(path), None, "empty file: no header row")
+    for name, what in ((fields.text, "text"), (fields.id, "id")):
+        if name and name not in reader.fieldnames:
+            raise InputError(str(path), 1, f"missing {what} column {name!r} (columns: {', '.join(reader.fieldnames)}); "
+                             f"choose it with --{what}-field")
+    for rec in reader:
+        if None in rec:  # more cells than header columns
+            raise InputError(str(path), reader.line_num, f"{len(reader.fieldnames) + len(rec[None])} cells "
+                             f"for {len(reader.fieldnames)} columns")
+        yield record_to_document(rec, fields, path, reader.line_num)
+
+
+def read_parquet(path: str | Path, fields: Fields | None = None, batch_size: int = 1024) -> Iterator[Document]:
+    import pyarrow.parquet as pq
+
+    fields = fields or Fields()
+    path = Path(path)
+    _check_nonempty_path(path)
+    try:
+        pf = pq.ParquetFile(path)
+    except Exception as e:  # pyarrow raises several types for a corrupt file
+        raise InputError(str(path), None, f"not a readable Parquet file: {e}") from None
+    n = 0
+    for batch in pf.iter_batches(batch_size=batch_size):
+        for rec in batch.to_pylist():
+            n += 1
+            yield record_to_document(rec, fields, path, n)
+    if n == 0:
+        raise InputError(str(path), None, "empty file: no records to read")
+
+
+def _switchboard_callers(speakers: Path) -> dict[tuple[str, str], str]:
+    callers: dict[tuple[str, str], str] = {}
+    with open(speakers, newline="", encoding="utf-8") as f:
+        for rec in csv.DictReader(f):
+            callers[(str(rec["id_conv"]).strip(), str(rec["id_caller"]).strip())] = str(rec["id_speaker"]).strip()
+    return callers
+
+
+def read_switchboard(path: str | Path, fields: Fields | None = None,
+                     speakers: str | Path | None = None) -> Iterator[Document]:
+    """SwDA transcripts: a directory of ``CONV.txt`` files of ``Speaker|Utterance|DA-tag`` lines.
+
+    One document per utterance, id ``CONV:SIDE:LINE``, group = conversation, person = the caller
+    from ``call_con_tab.csv`` (default: ``../speakers/call_con_tab.csv`` beside the directory).
+    """
+    path = Path(path)
+    files = sorted(path.glob("*.txt")) if path.is_dir() else [path]
+    if not files:
+        raise InputError(str(path), None, "no Switchboard *.txt files found")
+    if speakers is None:
+        guess = (path if path.is_dir() else path.parent).parent / "speakers" / "call_con_tab.csv"
+        speakers = guess if guess.exists() else None
+    callers = _switchboard_callers(Path(speakers)) if speakers else {}
+    for file in files:
+        conv = file.stem
+        for n, line in iter_lines(file):
+            parts = line.split("|")
+            if len(parts) < 3:
+                raise InputError(str(file), n, "expected 'Speaker|Utterance|DA-tag'")
+            side, tag = parts[0].strip(), parts[-1].strip()
+            text = "|".join(parts[1:-1])
+            yield Document(id=f"{conv}:{side}:{n}", text=text, person=callers.get((conv, side)),
+                           group=conv, meta={"speaker": side, "da_tag": tag})
+
+
+def read_documents(path: str | Path, fmt: str | None = None, fields: Fields | None = None,
+                   **options: Any) -> Iterator[Document]:
+    """Stream the documents of a corpus file in any supported format."""
+    from veil.registry import readers
+
+    return readers.get(detect_format(path, fmt))(path, fields, **options)
+
+
+def iter_batches(docs: Iterator[Document], size: int) -> Iterator[list[Document]]:
+    batch: list[Document] = []
+    for d in docs:
+        batch.append(d)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
