@@ -71,6 +71,7 @@ CASES = [
     ("money", "200,000 Turkish liras (TRY) and thirty thousand dollars",
      [("200,000 Turkish liras (TRY)", "MONEY"), ("thirty thousand dollars", "MONEY")]),
     ("money", "dollars and euros", []),
+    ("money", "(approximately EUR 1,800)", [("approximately EUR 1,800", "MONEY")]),
     ("quantity", "about 50 metres at 26 km/h, 12 per cent", [("50 metres", "QUANTITY"), ("26 km/h", "QUANTITY"),
                                                             ("12 per cent", "QUANTITY")]),
     # spelled-out letters

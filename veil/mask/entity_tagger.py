@@ -126,6 +126,7 @@ while who with after about against between however although""".split())
 _NEXT_WORD = re.compile(r"[ \t]{1,2}([^\W\d_][\w'’.-]*)")
 _PREV_WORD = re.compile(r"([^\W\d_][\w'’.-]*)[ \t]{1,2}$")
 _PAREN = re.compile(r"[ \t]?\(([^()\n]{1,80})\)")
+_NATIONAL = re.compile(r"[ \t]+(?:nationals?|citizens?)\b")
 EXTENDED_LABELS = frozenset({"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "FACILITY"})
 
 
@@ -142,6 +143,10 @@ def extend(text: str, spans: list[Span]) -> list[Span]:
     """
     out = []
     for s in spans:
+        if s.label == "GROUP" and (m := _NATIONAL.match(text, s.end)):
+            # "Turkish national"; "Turkish" stays as well so that it still propagates on its own
+            out += [s, Span(s.start, m.end(), s.label, s.source, s.score)]
+            continue
         if s.label not in EXTENDED_LABELS:
             out.append(s)
             continue

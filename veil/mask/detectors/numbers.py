@@ -207,13 +207,17 @@ _MEASURES = (r"(?:km/h|mph|kilometres?|kilometers?|km|metres?|meters?|square\s+m
              r"litres?|liters?|per\s+cent|percent|%)")
 
 
+# "approximately EUR 1,800": the hedge belongs to the amount
+_APPROX = r"(?:\b(?i:approx(?:imately|\.)?|about|around|some|nearly|almost|over|under)\s+)?"
+
+
 class MoneyDetector(PatternDetector):
     """Amounts of money: "EUR 1,470,000", "$25", "200,000 Turkish liras (TRY)", "thirty thousand dollars"."""
 
     label = "MONEY"
     PATTERNS = (
-        (r"(?:[$€£¥]\s?|\b(?:" + _CURRENCY_CODES + r")\s?)\d[\d,.]*\d?\b", 0.7),
-        (r"\b" + _AMOUNT + r"\s*(?:\b(?:" + _CURRENCY_CODES + r")\b|" + _CURRENCY_WORDS + r"\b)"
+        (_APPROX + r"(?:[$€£¥]\s?|\b(?:" + _CURRENCY_CODES + r")\s?)\d[\d,.]*\d?\b", 0.7),
+        (_APPROX + r"\b" + _AMOUNT + r"\s*(?:\b(?:" + _CURRENCY_CODES + r")\b|" + _CURRENCY_WORDS + r"\b)"
          r"(?:\s*\((?:" + _CURRENCY_CODES + r")\))?", 0.7),
     )
 
