@@ -175,6 +175,8 @@ def read_switchboard(path: str | Path, fields: Fields | None = None,
     from ``call_con_tab.csv`` (default: ``../speakers/call_con_tab.csv`` beside the directory).
     """
     path = Path(path)
+    if path.is_dir() and not any(path.glob("*.txt")) and (path / "train").is_dir():
+        path = path / "train"  # the corpus root (train/, val/, speakers/) means its training split
     files = sorted(path.glob("*.txt")) if path.is_dir() else [path]
     if not files:
         raise InputError(str(path), None, "no Switchboard *.txt files found")
