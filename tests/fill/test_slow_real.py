@@ -1,0 +1,55 @@
+"""Slow, opt-in (``pytest -m slow``): the mlm filler with the real offline MiniLM on real data."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def test_minilm_fills_switchboard_with_whole_words(shared_data):
+    pytest.importorskip("torch")
+    from veil.fill.mlm import MLMFiller
+    from veil.mask.allow_list import AllowListMasker
+    from veil.mask.engine import MaskingEngine
+    from veil.mask.placeholders import find_markers
+    from veil.textutil import WORD_RE
+    from veil.types import Document
+
+    lines = []
+    for f in sorted((shared_data / "switchboard" / "val").glob("*.txt"))[:2]:
+        lines += [ln.split("|")[1] for ln in f.read_text(encoding="utf-8").splitlines() if ln.count("|") >= 2]
+    docs = MaskingEngine([AllowListMasker()], style="mask").mask([Document(f"u{i}", t) for i, t in enumerate(lines)])
+    docs = [d for d in docs if d.placeholders][:60]
+    allow = AllowListMasker().vocabulary
+    filler = MLMFiller(strategy="topk", seed=1)
+    out = filler.fill(docs)
+    subs = [s.substitute for d in out for s in d.substitutions]
+    assert all(not find_markers(d.text) for d in out)
+    assert all(WORD_RE.fullmatch(s) for s in subs)
+    # (no avoidance check here: the offline MiniLM's top-10 are function words, all on the list;
+    # tests/fill/test_mlm.py checks avoidance with a model trained to rank off-list words)
+    assert len(set(subs)) > 1
+
+
+def test_typed_substitutes_agree_with_spacy_on_conll(shared_data):
+    pytest.importorskip("torch")
+    pytest.importorskip("spacy")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_fill_types import conll_sentences
+
+    from veil.fill.mlm import MLMFiller
+    from veil.fill.typed import entity_type_agreement
+    from veil.mask.engine import MaskingEngine
+    from veil.mask.entity_tagger import EntityTaggerMasker
+    from veil.types import Document
+
+    sents = conll_sentences(shared_data / "conll2003" / "eng.testa", 80)
+    masked = MaskingEngine([EntityTaggerMasker()], style="numbered").mask(
+        [Document(f"s{i}", s) for i, s in enumerate(sents)])
+    filled = MLMFiller().fill(masked)
+    report = entity_type_agreement(filled)
+    assert report["all"]["n"] > 50 and report["all"]["share"] >= 0.9
