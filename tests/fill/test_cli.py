@@ -160,3 +160,20 @@ def test_finetune_mask_free_changes_the_weights(tiny_mlm, tmp_path):
     assert changed
     with pytest.raises(VeilError, match="epochs"):
         finetune_rounds(docs, tmp_path / "ft2", model=str(model_dir), data="mask-free", rounds=2, progress=False)
+
+
+def test_fill_check_types_reports_agreement(tiny_mlm, tmp_path, caplog):
+    pytest.importorskip("spacy")
+    import logging
+
+    _, _, model_dir = tiny_mlm
+    src, out = tmp_path / "typed.jsonl", tmp_path / "o.jsonl"
+    src.write_text(json.dumps({"id": "a", "text": "Yesterday [PERSON_NAME_1] flew to [LOCATION_1] with [PERSON_NAME_2] ."})
+                   + "\n", encoding="utf-8")
+    with caplog.at_level(logging.INFO):
+        assert main(["fill", str(src), "-o", str(out), "--filler", "mlm", "--model", str(model_dir), "--no-progress",
+                     "--check-types"]) == 0
+    assert any("type check" in r.getMessage() and "person" in r.getMessage() for r in caplog.records)
+    (doc,) = iter_filled_jsonl(out)
+    names = {s.key: s.substitute for s in doc.substitutions}
+    assert names["PERSON_NAME_1"] != names["PERSON_NAME_2"]

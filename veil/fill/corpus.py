@@ -98,6 +98,12 @@ def substitution_records(d: FilledDocument) -> list[dict[str, Any]]:
              "substitute": s.substitute, "start": s.start, "end": s.end} for s in d.substitutions]
 
 
+def _stat(path: str | Path) -> list[int]:
+    """Size and modification time: a resumed run must read the same input file."""
+    st = Path(path).stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
 def _write_json_atomic(path: Path, obj: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(obj), encoding="utf-8")
@@ -129,8 +135,9 @@ def fill_file(filler: Any, input_path: str | Path, output: str | Path, *, chunk_
     done = 0
     if state_path.exists() and part.exists() and subs_part.exists() and not overwrite:
         state = json.loads(state_path.read_text(encoding="utf-8"))
-        if state.get("settings") != settings or state.get("input") != str(Path(input_path).resolve()):
-            raise VeilError(f"{output}: an unfinished run with other settings or input exists "
+        if (state.get("settings") != settings or state.get("input") != str(Path(input_path).resolve())
+                or state.get("input_stat") != _stat(input_path)):
+            raise VeilError(f"{output}: an unfinished run with other settings or another input exists "
                             f"({state_path}); pass --overwrite to start again")
         done = int(state["docs"])
         for p, size in ((part, state["bytes"]), (subs_part, state["subs_bytes"])):
@@ -157,7 +164,8 @@ def fill_file(filler: Any, input_path: str | Path, output: str | Path, *, chunk_
             n_docs += len(chunk)
             n_subs += sum(len(d.substitutions) for d in filled)
             _write_json_atomic(state_path, {"docs": start + len(chunk), "bytes": fo.tell(), "subs_bytes": fs.tell(),
-                                            "settings": settings, "input": str(Path(input_path).resolve())})
+                                            "settings": settings, "input": str(Path(input_path).resolve()),
+                                            "input_stat": _stat(input_path)})
             bar.update(len(chunk))
     bar.close()
     os.replace(subs_part, subs_out)
