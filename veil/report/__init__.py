@@ -1,1 +1,35 @@
 """Report stage: tables and a self-contained HTML report with plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+
+def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html: bool = True,
+                  methods: Sequence[str] | None = None, techniques: Sequence[str] | None = None) -> None:
+    """DIR/results.csv and DIR/results.md (always), DIR/report.html when ``html``."""
+    from veil.report.tables import add_gap, atomic_write, to_csv, to_markdown, wall_times_markdown
+
+    out = Path(out)
+    add_gap(rows)
+    methods = list(methods or dict.fromkeys(r["method"] for r in rows))
+    techniques = list(techniques or dict.fromkeys(r["technique"] for r in rows if r["technique"]))
+    title = f"veil experiment: {getattr(spec, 'name', '')}".rstrip(": ")
+    atomic_write(out / "results.csv", to_csv(rows))
+    md = to_markdown(rows, methods, techniques, title)
+    times = wall_times_markdown(rows)
+    atomic_write(out / "results.md", md + "\n### Wall time per stage (seconds, when computed)\n\n" + times)
+    if html:
+        from veil.report.html import extra_sections, plots, render_html
+
+        extra_files = list(getattr(spec, "report_extra", []) or [])
+        audit = out / "audit"
+        if audit.is_dir():
+            extra_files += sorted(p for p in audit.iterdir() if p.is_file())
+        notes = ""
+        if spec is not None:
+            notes = (f"Train: {spec.train.path} ({rows[0]['train_docs'] if rows else 0} documents); "
+                     f"test: {spec.test.path}; pre-training: {spec.pretrain.path if spec.pretrain else '-'}.")
+        atomic_write(out / "report.html", render_html(title, md, times, plots(rows, methods, techniques),
+                                                      extra_sections(extra_files), notes))

@@ -1,0 +1,175 @@
+"""Experiment stage: a tiny end-to-end experiment through ``veil experiment run``, and the stage cache."""
+
+from __future__ import annotations
+
+import csv
+import math
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from veil.cli import main as veil
+from veil.errors import VeilError
+from veil.fill.base import CandidateFiller
+from veil.mask.base import Masker
+from veil.registry import fillers, maskers
+from veil.types import Span
+
+ANIMALS = ["cat", "dog", "cow", "hen", "fox", "owl"]
+VERBS = ["sees", "likes", "feeds", "chases"]
+PLACES = ["the barn", "the farm", "the yard", "the field"]
+
+
+class AnimalMasker(Masker):
+    """Masks every animal word (a third of the words of the fixture)."""
+
+    name = "fake_animals"
+
+    def __init__(self, **_: object) -> None:
+        pass
+
+    def detect(self, text: str) -> list[Span]:
+        return [Span(m.start(), m.end(), "WORD", "fake_animals")
+                for m in re.finditer(r"\b(" + "|".join(ANIMALS) + r")\b", text)]
+
+    def detect_batch(self, texts):
+        return [self.detect(t) for t in texts]
+
+
+class AnimalFiller(CandidateFiller):
+    """Proposes the animal words (Top-1: always "cat")."""
+
+    name = "fake_animal_filler"
+
+    def __init__(self, model=None, strategy="top1", k=10, seed=0, **options):
+        super().__init__(strategy=strategy, k=k, seed=seed, **options)
+
+    def propose_batch(self, texts, targets, k):
+        return [[(w, 1.0 - i / 10) for i, w in enumerate(ANIMALS)][:k] for _ in texts]
+
+
+maskers.register("fake_animals", AnimalMasker)
+fillers.register("fake_animal_filler", AnimalFiller)
+
+
+def sentences(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [f"the {rng.choice(ANIMALS)} {rng.choice(VERBS)} the {rng.choice(ANIMALS)} in {rng.choice(PLACES)} ."
+            for _ in range(n)]
+
+
+LM = {"n_layer": 1, "n_embd": 32, "n_head": 2, "context": 32, "batch_size": 8, "pretrain_epochs": 2,
+      "finetune_epochs": 6, "finetune_lr": 3e-3, "pretrain_lr": 3e-3, "warmup_steps": 2, "dropout": 0.0}
+
+
+def write_experiment(tmp: Path, methods: list[dict]) -> Path:
+    import yaml
+
+    (tmp / "train.txt").write_text("\n".join(sentences(60, 1)) + "\n")
+    (tmp / "test.txt").write_text("\n".join(sentences(20, 2)) + "\n")
+    (tmp / "generic.txt").write_text("\n".join(sentences(40, 3)) + "\n")
+    exp = {"name": "tiny", "train": {"path": str(tmp / "train.txt")}, "test": {"path": str(tmp / "test.txt")},
+           "pretrain": {"path": str(tmp / "generic.txt")}, "techniques": ["fake_animals"],
+           "baselines": ["oracle", "baseline0", "baseline1"], "methods": methods, "lm": LM,
+           "cache": str(tmp / "cache")}
+    p = tmp / "exp.yaml"
+    p.write_text(yaml.safe_dump(exp))
+    return p
+
+
+TOPK = {"name": "fake_topk", "filler": "fake_animal_filler", "strategy": "topk", "k": 6}
+TOP1 = {"name": "fake_top1", "filler": "fake_animal_filler", "strategy": "top1"}
+
+
+def read_rows(out: Path) -> list[dict]:
+    with (out / "results.csv").open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_end_to_end_and_cache(tmp_path, capsys):
+    exp = write_experiment(tmp_path, [TOPK])
+    out = tmp_path / "out"
+    assert veil(["experiment", "run", str(exp), "--out", str(out), "--no-progress"]) == 0
+    for f in ("results.csv", "results.md", "report.html"):
+        assert (out / f).is_file() and (out / f).stat().st_size > 0
+    rows = read_rows(out)
+    cells = {(r["technique"], r["method"]): r for r in rows}
+    assert set(cells) == {("", "oracle"), ("fake_animals", "baseline0"), ("fake_animals", "baseline1"),
+                          ("fake_animals", "fake_topk")}
+    ppl = {k[1]: float(v["perplexity"]) for k, v in cells.items()}
+    assert math.isfinite(ppl["oracle"]) and ppl["oracle"] < ppl["baseline0"]
+    assert ppl["fake_topk"] < ppl["baseline0"]  # filled with real animal words
+    share = float(cells[("fake_animals", "baseline0")]["masked_share"])
+    assert 0.2 < share < 0.4  # 2 of 8 words (the full stop is not a word)
+    md = (out / "results.md").read_text()
+    assert "| fake_topk |" in md and "share of masked tokens" in md and "%" in md
+    table = [l for l in md.splitlines() if l.startswith("| ") and "method" not in l][:4]
+    assert all(not re.search(r"\|\s*\|", l) for l in table)  # every cell filled
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html and "<table>" in html
+    capsys.readouterr()
+
+    # second run: nothing recomputed
+    assert veil(["experiment", "run", str(exp), "--out", str(out), "--no-progress"]) == 0
+    assert "stages computed: 0," in capsys.readouterr().out
+    assert read_rows(out) == [{**r, "computed": "0"} for r in rows]
+
+    # adding a method computes only its fill, LM fine-tuning and evaluation
+    exp = write_experiment(tmp_path, [TOPK, TOP1])
+    assert veil(["experiment", "run", str(exp), "--out", str(out), "--no-progress"]) == 0
+    assert "stages computed: 3," in capsys.readouterr().out
+    rows2 = {r["method"]: r for r in read_rows(out)}
+    assert rows2["fake_top1"]["computed"] == "3" and rows2["baseline0"]["computed"] == "0"
+
+
+def test_interrupted_stage_leaves_no_entry(tmp_path):
+    from veil.experiment.cache import StageCache
+
+    cache = StageCache(tmp_path)
+
+    def boom(tmp):
+        (tmp / "half").write_text("x")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        cache.run("s", "k", {}, boom)
+    assert cache.meta("s", "k") is None
+    d, meta = cache.run("s", "k", {"a": 1}, lambda tmp: (tmp / "ok").write_text("y") and {"n": 1})
+    assert (d / "ok").is_file() and not (d / "half").exists() and meta["info"] == {"n": 1}
+    assert cache.computed == ["s/k"]
+
+
+def test_bad_experiment_files(tmp_path):
+    from veil.experiment.spec import load_spec
+
+    exp = write_experiment(tmp_path, [TOPK])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(exp.read_text().replace("fake_animals", "no_such_masker"))
+    with pytest.raises(VeilError, match="unknown masker"):
+        load_spec(bad)
+    bad.write_text(exp.read_text().replace("fake_animal_filler", "nope"))
+    with pytest.raises(VeilError, match="unknown filler"):
+        load_spec(bad)
+    bad.write_text("train: [unclosed")
+    with pytest.raises(VeilError, match="YAML"):
+        load_spec(bad)
+    assert veil(["experiment", "run", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "o")]) == 2
+
+
+@pytest.mark.parametrize("name", ["switchboard", "ptb", "demo"])
+def test_shipped_experiment_files_parse(name):
+    from veil.experiment.spec import ROOT, load_spec
+
+    path = ROOT / "experiments" / f"{name}.yaml"
+    if not path.is_file():
+        pytest.skip(f"{path} not written")
+    try:
+        spec = load_spec(path)
+    except VeilError as e:
+        if "does not exist" in str(e):
+            pytest.skip(str(e))
+        raise
+    assert {"oracle", "baseline0", "baseline1"} <= set(spec.methods)
+    assert set(spec.techniques) == {"allow_list", "vocab_threshold", "entity_tagger"}

@@ -1,0 +1,41 @@
+"""Experiment stage CLI: ``veil experiment run EXP.yaml --out DIR``."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    r = sub.add_parser("run", help="run (or resume) an experiment file: mask, fill, adapt the LM, perplexity, report")
+    r.add_argument("experiment", help="experiment file (YAML), e.g. experiments/ptb.yaml")
+    r.add_argument("--out", required=True, help="output folder (results.csv, results.md, report.html, cache/)")
+    r.add_argument("--cache", help="stage cache folder (default OUT/cache; share one between experiments)")
+    r.add_argument("--method", action="append", help="run only this method (repeatable)")
+    r.add_argument("--technique", action="append", help="run only this technique (repeatable)")
+    r.add_argument("--train-limit", type=int, help="override train.limit")
+    r.add_argument("--test-limit", type=int, help="override test.limit")
+    r.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from veil.experiment.runner import ExperimentRunner
+    from veil.experiment.spec import load_spec
+
+    spec = load_spec(args.experiment)
+    if args.cache:
+        spec.cache = Path(args.cache)
+    if args.train_limit:
+        spec.train.limit = args.train_limit
+    if args.test_limit:
+        spec.test.limit = args.test_limit
+    runner = ExperimentRunner(spec, Path(args.out), progress=not args.no_progress,
+                              only_methods=args.method, only_techniques=args.technique)
+    runner.run()
+    out = Path(args.out)
+    print((out / "results.md").read_text(encoding="utf-8"))
+    print(f"stages computed: {len(runner.cache.computed)}, reused: {len(runner.cache.reused)}")
+    print(f"report: {(out / 'report.html').resolve()}")
+    return 0

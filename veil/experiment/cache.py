@@ -1,0 +1,64 @@
+"""Experiment stage cache: every stage's output lives under ``CACHE/STAGE/KEY``, KEY the hash of its inputs and settings.
+
+A stage is written into a temporary folder and renamed into place when complete, so an interrupted
+run leaves no half-written entry and the next run resumes at the first missing stage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+
+def stable_hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def texts_hash(texts: list[str]) -> str:
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(t.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()[:16]
+
+
+class StageCache:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.computed: list[str] = []  # "stage/key" of the stages this process computed
+        self.reused: list[str] = []
+
+    def path(self, stage: str, key: str) -> Path:
+        return self.root / stage / key
+
+    def meta(self, stage: str, key: str) -> dict[str, Any] | None:
+        f = self.path(stage, key) / "done.json"
+        return json.loads(f.read_text(encoding="utf-8")) if f.is_file() else None
+
+    def run(self, stage: str, key: str, settings: dict[str, Any], fn: Callable[[Path], dict[str, Any]]) -> tuple[Path, dict[str, Any]]:
+        """Return (folder, meta) of a finished entry, computing it with ``fn(tmp_folder) -> info`` if missing."""
+        dest = self.path(stage, key)
+        meta = self.meta(stage, key)
+        if meta is not None:
+            self.reused.append(f"{stage}/{key}")
+            return dest, meta
+        tmp = dest.with_name(f"{key}.tmp-{os.getpid()}")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        t0 = time.time()
+        info = fn(tmp) or {}
+        meta = {"stage": stage, "key": key, "settings": settings, "seconds": round(time.time() - t0, 2),
+                "info": info, "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+        (tmp / "done.json").write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
+        if dest.exists():  # a concurrent run finished first; keep its entry
+            shutil.rmtree(tmp)
+        else:
+            os.replace(tmp, dest)
+        self.computed.append(f"{stage}/{key}")
+        return dest, meta

@@ -1,0 +1,316 @@
+"""Experiment stage: run the grid (mask -> fill -> adapt the downstream LM -> perplexity) with a stage cache.
+
+Stages and their cache keys (hash of inputs + settings; see :mod:`veil.experiment.cache`):
+
+``corpus`` text of train / test / pre-training corpora -> ``pretrain`` (vocabulary + LM) ->
+``mask`` (train texts, technique, options, style) -> ``filler_ft`` (masked corpus, filler,
+fine-tuning settings) -> ``fill`` (masked corpus, method) -> ``lm_finetune`` (pre-trained LM,
+training texts, loss weight on [MASK] targets, LM settings) -> ``evaluate`` (fine-tuned LM, test
+texts). Adding a method computes only that method's stages; an interrupted run resumes (the fill
+stage even inside a corpus, through :func:`veil.fill.corpus.fill_file`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from veil.errors import VeilError
+from veil.experiment.cache import StageCache, stable_hash, texts_hash
+from veil.experiment.spec import CorpusSpec, ExperimentSpec, Variant, load_spec
+from veil.textutil import count_words
+
+log = logging.getLogger(__name__)
+
+RESULT_COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered", "train_docs",
+                  "train_words", "test_words", "pretrain_s", "mask_s", "filler_ft_s", "fill_s", "lm_finetune_s",
+                  "evaluate_s", "computed"]
+
+
+def load_corpus(c: CorpusSpec) -> list[Any]:
+    from veil.io.formats import Fields, read_documents
+
+    fields = Fields(**c.fields) if c.fields else None
+    docs = []
+    seen = 0
+    for d in read_documents(c.path, c.format, fields):
+        if count_words(d.text) < c.min_words:
+            continue
+        seen += 1
+        if seen <= c.skip:
+            continue
+        docs.append(d)
+        if c.limit is not None and len(docs) >= c.limit:
+            break
+    if not docs:
+        raise VeilError(f"{c.path}: no documents with at least {c.min_words} word(s)")
+    return docs
+
+
+def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def _read_texts(path: Path) -> list[str]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line)["text"] for line in f]
+
+
+def lm_text_of_masked(text: str) -> str:
+    """Baseline text: every marker (``[MASK]``, ``[PERSON_NAME_1]``, ...) becomes the LM's ``[MASK]`` token."""
+    from veil.mask.placeholders import MARKER_RE, unescape
+
+    return unescape(MARKER_RE.sub("[MASK]", text)) if "[" in text else text
+
+
+class ExperimentRunner:
+    def __init__(self, spec: ExperimentSpec, out: Path, progress: bool = True,
+                 only_methods: list[str] | None = None, only_techniques: list[str] | None = None) -> None:
+        from veil.train.lm import LMSettings
+
+        self.spec, self.out, self.progress = spec, Path(out), progress
+        self.cache = StageCache(spec.cache or self.out / "cache")
+        self.lm = LMSettings.from_dict({"seed": spec.seed, **spec.lm})
+        self.variants = [v for v in spec.variants if not only_methods or v.name in only_methods]
+        self.techniques = {t: o for t, o in spec.techniques.items() if not only_techniques or t in only_techniques}
+
+    # ------------------------------------------------------------------ stages
+    def corpus(self, which: str, c: CorpusSpec) -> tuple[list[Any], str]:
+        t0 = time.time()
+        docs = load_corpus(c)
+        h = texts_hash([d.text for d in docs])
+        log.info("%s corpus: %d documents, %d words from %s (%.1fs)", which, len(docs),
+                 sum(count_words(d.text) for d in docs), c.path, time.time() - t0)
+        return docs, h
+
+    def pretrain(self, texts: list[str], h: str) -> tuple[Path, dict[str, Any]]:
+        from veil.train import lm
+
+        s = self.lm
+        settings = {"corpus": h, "n_layer": s.n_layer, "n_embd": s.n_embd, "n_head": s.n_head, "context": s.context,
+                    "vocab_size": s.vocab_size, "dropout": s.dropout, "seed": s.seed, "batch_size": s.batch_size,
+                    "epochs": s.pretrain_epochs, "lr": s.pretrain_lr, "weight_decay": s.weight_decay,
+                    "warmup_steps": s.warmup_steps}
+
+        def work(tmp: Path) -> dict[str, Any]:
+            from veil.train.tokenizer import WordVocab
+
+            vocab = WordVocab.build(texts, max_size=s.vocab_size)
+            model = lm.make_model(s, vocab)
+            log.info("pre-training a %d-layer, %d-wide LM (%.1fM parameters, vocabulary %d) on %d sentences",
+                     s.n_layer, s.n_embd, lm.n_params(model) / 1e6, len(vocab), len(texts))
+            info = {"parameters": lm.n_params(model), "vocab": len(vocab), "sentences": len(texts)}
+            if s.pretrain_epochs > 0:
+                info.update(lm.train(model, vocab, texts, s, epochs=s.pretrain_epochs, lr=s.pretrain_lr,
+                                     desc="pre-train", progress=self.progress))
+            lm.save(model, vocab, tmp, info)
+            return info
+
+        return self.cache.run("pretrain", stable_hash(settings), settings, work)
+
+    def mask(self, tech: str, options: dict[str, Any], docs: list[Any], h: str) -> tuple[Path, dict[str, Any]]:
+        settings = {"train": h, "technique": tech, "options": options, "style": self.spec.style}
+
+        def work(tmp: Path) -> dict[str, Any]:
+            from tqdm import tqdm
+
+            from veil.io.records import masked_to_record
+            from veil.mask.engine import MaskingEngine
+            from veil.mask.placeholders import render
+            from veil.mask.stats import masked_word_counts
+
+            engine = MaskingEngine.from_names([tech], style=self.spec.style, options={tech: options})
+            masked = total = 0
+            recs = []
+            for s in tqdm(range(0, len(docs), 512), desc=f"mask {tech}", disable=not self.progress, leave=False):
+                batch = docs[s:s + 512]
+                for d, spans in zip(batch, engine.detect(batch)):
+                    m, t = masked_word_counts(d.text, spans)
+                    masked, total = masked + m, total + t
+                    md = render(d, spans, self.spec.style)
+                    md.meta = {}
+                    recs.append(masked_to_record(md))
+            _write_jsonl(tmp / "masked.jsonl", recs)
+            share = masked / max(1, total)
+            log.info("mask %s: %.1f%% of %d words", tech, 100 * share, total)
+            return {"masked_words": masked, "words": total, "masked_share": share}
+
+        return self.cache.run("mask", stable_hash(settings), settings, work)
+
+    def filler_finetune(self, v: Variant, tech: str, masked_dir: Path, mask_key: str) -> tuple[Path, dict[str, Any]]:
+        ft = dict(v.finetune or {})
+        settings = {"masked": mask_key, "filler": v.filler, "model": v.model, "finetune": ft, "k": v.k,
+                    "seed": self.spec.seed}
+
+        def work(tmp: Path) -> dict[str, Any]:
+            from veil.fill.corpus import read_masked_jsonl
+
+            docs = read_masked_jsonl(masked_dir / "masked.jsonl")
+            out = tmp / "model"
+            if v.filler == "mlm":
+                from veil.fill.finetune import finetune_rounds
+
+                summ = finetune_rounds(docs, out, model=v.model, data=ft.pop("data", "topk"),
+                                       rounds=int(ft.pop("rounds", 1)), k=v.k, seed=self.spec.seed,
+                                       progress=self.progress)
+                return {"rounds": summ}
+            from veil.fill.finetune import mask_free_texts
+            from veil.fill.llm_instruct import finetune_instruct
+
+            data = ft.pop("data", "mask-free")
+            if data == "mask-free":
+                texts = mask_free_texts(docs)
+            else:  # train on the output of another fill method of this technique
+                other = next((o for o in self.spec.variants if o.name == data and o.data == "filled"), None)
+                if other is None:
+                    raise VeilError(f"method {v.name!r}: finetune.data must be mask-free or another fill method's name")
+                fdir, _ = self.fill(other, tech, masked_dir, mask_key)
+                texts = _read_texts(fdir / "filled.jsonl")
+            info = finetune_instruct(texts, out, model=v.model, seed=self.spec.seed, progress=self.progress, **ft)
+            return {"texts": len(texts), **(info or {})}
+
+        return self.cache.run("filler_ft", stable_hash(settings), settings, work)
+
+    def fill(self, v: Variant, tech: str, masked_dir: Path, mask_key: str) -> tuple[Path, dict[str, Any]]:
+        model, ft_s = v.model, 0.0
+        ft_key = None
+        if v.finetune:
+            ft_dir, ft_meta = self.filler_finetune(v, tech, masked_dir, mask_key)
+            model, ft_s, ft_key = str(ft_dir / "model"), ft_meta["seconds"], ft_meta["key"]
+        settings = {"masked": mask_key, "filler_ft": ft_key, "seed": self.spec.seed, **v.fill_settings()}
+        key = stable_hash(settings)
+
+        def work(tmp: Path) -> dict[str, Any]:
+            from veil.fill.corpus import fill_file
+            from veil.registry import fillers
+
+            filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
+            work_dir = self.cache.path("fill", key + ".work")  # survives an interruption: fill_file resumes
+            work_dir.mkdir(parents=True, exist_ok=True)
+            log.info("fill %s / %s: %s %s", tech, v.name, v.filler, v.strategy)
+            stats = fill_file(filler, masked_dir / "masked.jsonl", work_dir / "filled.jsonl",
+                              settings={"key": key}, progress=self.progress)
+            for f in work_dir.iterdir():
+                if f.is_file() and not f.name.endswith((".partial", ".progress.json")):
+                    os.replace(f, tmp / f.name)
+            return {"stats": stats if isinstance(stats, dict) else {}, "filler_ft_s": ft_s}
+
+        d, meta = self.cache.run("fill", key, settings, work)
+        wd = self.cache.path("fill", key + ".work")
+        if wd.is_dir():
+            import shutil
+            shutil.rmtree(wd, ignore_errors=True)
+        meta = {**meta, "filler_ft_s": ft_s}
+        return d, meta
+
+    def lm_finetune(self, pre_dir: Path, pre_key: str, texts: list[str], mask_loss_weight: float,
+                    label: str) -> tuple[Path, dict[str, Any]]:
+        from veil.train import lm
+
+        s = self.lm
+        settings = {"pretrain": pre_key, "texts": texts_hash(texts), "mask_loss_weight": mask_loss_weight,
+                    "epochs": s.finetune_epochs, "lr": s.finetune_lr, "batch_size": s.batch_size, "seed": s.seed,
+                    "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps}
+
+        def work(tmp: Path) -> dict[str, Any]:
+            import torch
+
+            model, vocab = lm.load(pre_dir)
+            torch.manual_seed(s.seed)
+            info = lm.train(model, vocab, texts, s, epochs=s.finetune_epochs, lr=s.finetune_lr,
+                            mask_loss_weight=mask_loss_weight, desc=f"fine-tune {label}", progress=self.progress)
+            lm.save(model, vocab, tmp, info)
+            return info
+
+        return self.cache.run("lm_finetune", stable_hash(settings), settings, work)
+
+    def evaluate(self, ft_dir: Path, ft_key: str, test: list[str], test_key: str, label: str) -> dict[str, Any]:
+        from veil.train import lm
+
+        settings = {"lm": ft_key, "test": test_key, "context": self.lm.context}
+
+        def work(tmp: Path) -> dict[str, Any]:
+            model, vocab = lm.load(ft_dir)
+            r = lm.perplexity(model, vocab, test, self.lm, progress=self.progress, desc=f"perplexity {label}")
+            log.info("perplexity %s: %.2f", label, r["perplexity"])
+            return r
+
+        _, meta = self.cache.run("evaluate", stable_hash(settings), settings, work)
+        return meta
+
+    # ------------------------------------------------------------------ the grid
+    def run(self) -> list[dict[str, Any]]:
+        spec = self.spec
+        self.out.mkdir(parents=True, exist_ok=True)
+        if spec.pretrain is None:
+            raise VeilError(f"{spec.source}: 'pretrain' (a generic corpus for the downstream LM) is required")
+        train_docs, train_h = self.corpus("train", spec.train)
+        test_docs, test_h = self.corpus("test", spec.test)
+        test = [d.text for d in test_docs]
+        pre_docs, pre_h = self.corpus("pretrain", spec.pretrain)
+        pre_dir, pre_meta = self.pretrain([d.text for d in pre_docs], pre_h)
+        pre_key, pre_s = pre_meta["key"], pre_meta["seconds"]
+        train_words = sum(count_words(d.text) for d in train_docs)
+        test_words = sum(count_words(t) for t in test)
+        base = {"train_docs": len(train_docs), "train_words": train_words, "test_words": test_words,
+                "pretrain_s": pre_s}
+        rows: list[dict[str, Any]] = []
+
+        def lm_row(tech: str, v: Variant, texts: list[str], mask_weight: float, extra: dict[str, Any]) -> None:
+            before = len(self.cache.computed)
+            label = f"{tech or 'oracle'}/{v.name}"
+            ft_dir, ft_meta = self.lm_finetune(pre_dir, pre_key, texts, mask_weight, label)
+            ev = self.evaluate(ft_dir, ft_meta["key"], test, test_h, label)
+            row = {**base, "technique": tech, "method": v.name, "perplexity": ev["info"]["perplexity"],
+                   "lm_finetune_s": ft_meta["seconds"], "evaluate_s": ev["seconds"], **extra}
+            row["computed"] = len(self.cache.computed) - before + extra.get("computed", 0)
+            rows.append(row)
+            self._write(rows)
+
+        for v in self.variants:
+            if v.data == "original":
+                lm_row("", v, [d.text for d in train_docs], v.mask_loss_weight, {"masked_share": 0.0})
+        for tech, opts in self.techniques.items():
+            before = len(self.cache.computed)
+            mdir, mmeta = self.mask(tech, opts, train_docs, train_h)
+            mask_info = {"masked_share": mmeta["info"]["masked_share"], "mask_s": mmeta["seconds"]}
+            mask_computed = len(self.cache.computed) - before
+            masked_texts = None
+            for v in self.variants:
+                if v.data == "original":
+                    continue
+                if v.data == "masked":
+                    if masked_texts is None:
+                        masked_texts = [lm_text_of_masked(t) for t in _read_texts(mdir / "masked.jsonl")]
+                    lm_row(tech, v, masked_texts, v.mask_loss_weight, {**mask_info, "computed": mask_computed})
+                else:
+                    b = len(self.cache.computed)
+                    fdir, fmeta = self.fill(v, tech, mdir, mmeta["key"])
+                    texts = _read_texts(fdir / "filled.jsonl")
+                    lm_row(tech, v, texts, v.mask_loss_weight,
+                           {**mask_info, "fill_s": fmeta["seconds"], "filler_ft_s": fmeta.get("filler_ft_s", 0.0),
+                            "computed": mask_computed + len(self.cache.computed) - b})
+                mask_computed = 0
+        self._write(rows, final=True)
+        return rows
+
+    def _write(self, rows: list[dict[str, Any]], final: bool = False) -> None:
+        from veil.report import write_results
+
+        write_results(rows, self.out, self.spec, html=final, methods=[v.name for v in self.variants],
+                      techniques=list(self.techniques))
+
+
+def run_experiment(path: str | Path, out: str | Path, progress: bool = True, **kwargs: Any) -> list[dict[str, Any]]:
+    """Run the experiment file ``path`` into ``out`` (results.csv, results.md, report.html, cache/)."""
+    spec = load_spec(path, kwargs.pop("overrides", None))
+    runner = ExperimentRunner(spec, Path(out), progress=progress, **kwargs)
+    rows = runner.run()
+    log.info("stages computed: %d, reused from the cache: %d", len(runner.cache.computed), len(runner.cache.reused))
+    return rows

@@ -1,0 +1,196 @@
+"""Experiment stage: the experiment file (YAML) — corpora, maskers, fill methods, baselines, LM settings.
+
+Baselines and fill methods are both *variants* of the LM's fine-tuning data:
+
+- ``data: original`` (Oracle), ``data: masked`` (Baseline 0, ``[MASK]`` kept as a token; with
+  ``mask_loss_weight: 0`` Baseline 1), ``data: filled`` (a fill method: ``filler``, ``strategy``,
+  ``k``, ``options``, optional ``finetune`` of the filler first).
+- ``oracle``, ``baseline0`` and ``baseline1`` may be written as bare names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veil.errors import VeilError
+
+ROOT = Path(__file__).resolve().parent.parent.parent  # the project root (experiments/ lives here)
+
+BASELINES: dict[str, dict[str, Any]] = {
+    "oracle": {"data": "original"},
+    "baseline0": {"data": "masked"},
+    "baseline1": {"data": "masked", "mask_loss_weight": 0.0},
+}
+DATA_KINDS = ("original", "masked", "filled")
+
+
+@dataclass
+class CorpusSpec:
+    path: Path
+    format: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    limit: int | None = None
+    skip: int = 0
+    min_words: int = 1
+
+    def settings(self) -> dict[str, Any]:
+        return {"path": str(self.path), "format": self.format, "fields": self.fields, "limit": self.limit,
+                "skip": self.skip, "min_words": self.min_words}
+
+
+@dataclass
+class Variant:
+    name: str
+    data: str
+    mask_loss_weight: float = 1.0
+    filler: str | None = None
+    strategy: str = "top1"
+    k: int = 10
+    model: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    finetune: dict[str, Any] | None = None
+
+    def fill_settings(self) -> dict[str, Any]:
+        return {"filler": self.filler, "strategy": self.strategy, "k": self.k, "model": self.model,
+                "options": self.options, "finetune": self.finetune}
+
+
+@dataclass
+class ExperimentSpec:
+    name: str
+    source: Path
+    train: CorpusSpec
+    test: CorpusSpec
+    pretrain: CorpusSpec | None
+    techniques: dict[str, dict[str, Any]]
+    variants: list[Variant]
+    lm: dict[str, Any]
+    style: str = "mask"
+    seed: int = 0
+    cache: Path | None = None
+    report_extra: list[Path] = field(default_factory=list)
+
+    @property
+    def methods(self) -> list[str]:
+        return [v.name for v in self.variants]
+
+
+def resolve_path(p: str | Path, base: Path) -> Path:
+    """Absolute; else relative to the working folder, the experiment file's folder, or the project root."""
+    p = Path(p).expanduser()
+    if p.is_absolute():
+        return p
+    for root in (Path.cwd(), base, ROOT):
+        if (root / p).exists():
+            return (root / p).resolve()
+    return (base / p).resolve()
+
+
+def _corpus(d: Any, what: str, base: Path) -> CorpusSpec:
+    if isinstance(d, str):
+        d = {"path": d}
+    if not isinstance(d, dict) or "path" not in d:
+        raise VeilError(f"{what}: needs a path (and optionally format, fields, limit, skip)")
+    unknown = set(d) - {"path", "format", "fields", "limit", "skip", "min_words"}
+    if unknown:
+        raise VeilError(f"{what}: unknown key(s) {', '.join(sorted(unknown))}")
+    path = resolve_path(d["path"], base)
+    if not path.exists():
+        raise VeilError(f"{what}: {path} does not exist")
+    limit = d.get("limit")
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise VeilError(f"{what}: limit must be a positive integer")
+    return CorpusSpec(path, d.get("format"), dict(d.get("fields") or {}), limit, int(d.get("skip", 0)),
+                      int(d.get("min_words", 1)))
+
+
+def _variant(d: Any, i: int) -> Variant:
+    if isinstance(d, str):
+        if d not in BASELINES:
+            raise VeilError(f"variant #{i + 1}: {d!r} is not a baseline ({', '.join(BASELINES)}); "
+                            "write fill methods as {name, filler, strategy, ...}")
+        d = {"name": d, **BASELINES[d]}
+    if not isinstance(d, dict) or "name" not in d:
+        raise VeilError(f"variant #{i + 1}: needs a name")
+    d = dict(d)
+    if d["name"] in BASELINES and "data" not in d:
+        d = {**BASELINES[d["name"]], **d}
+    if "filler" in d and "data" not in d:
+        d["data"] = "filled"
+    known = set(Variant.__dataclass_fields__)
+    unknown = set(d) - known
+    if unknown:
+        raise VeilError(f"variant {d['name']!r}: unknown key(s) {', '.join(sorted(unknown))}")
+    v = Variant(**d)
+    if v.data not in DATA_KINDS:
+        raise VeilError(f"variant {v.name!r}: data must be one of {', '.join(DATA_KINDS)}")
+    if v.data == "filled":
+        from veil.registry import fillers
+
+        if not v.filler:
+            raise VeilError(f"variant {v.name!r}: a fill method needs a filler")
+        if v.filler not in fillers:
+            raise VeilError(f"variant {v.name!r}: unknown filler {v.filler!r}; known: {', '.join(fillers.names())}")
+        if v.strategy not in ("top1", "topk"):
+            raise VeilError(f"variant {v.name!r}: strategy must be top1 or topk")
+    return v
+
+
+def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> ExperimentSpec:
+    import yaml
+
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise VeilError(f"{path}: no such experiment file") from None
+    except yaml.YAMLError as e:
+        raise VeilError(f"{path}: not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise VeilError(f"{path}: an experiment file is a mapping (train, test, techniques, methods, ...)")
+    raw.update(overrides or {})
+    return parse_spec(raw, path)
+
+
+def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
+    from veil.registry import maskers
+
+    base = path.resolve().parent
+    known = {"name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
+             "cache", "report"}
+    unknown = set(raw) - known
+    if unknown:
+        raise VeilError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+    for key in ("train", "test", "techniques"):
+        if key not in raw:
+            raise VeilError(f"{path}: missing {key!r}")
+    techs = raw["techniques"]
+    if isinstance(techs, list):
+        techs = {t: {} for t in techs}
+    if not isinstance(techs, dict) or not techs:
+        raise VeilError(f"{path}: techniques must be a non-empty list of masker names (or name: options)")
+    for t in techs:
+        if t not in maskers:
+            raise VeilError(f"{path}: unknown masker {t!r}; known: {', '.join(maskers.names())}")
+    entries = list(raw.get("baselines") or []) + list(raw.get("methods") or [])
+    if not entries:
+        raise VeilError(f"{path}: no baselines or methods")
+    variants = [_variant(d, i) for i, d in enumerate(entries)]
+    names = [v.name for v in variants]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise VeilError(f"{path}: method name(s) used twice: {', '.join(dup)}")
+    report = raw.get("report") or {}
+    extra = [resolve_path(p, base) for p in (report.get("extra") or [])]
+    style = raw.get("style", "mask")
+    if style not in ("mask", "typed", "numbered"):
+        raise VeilError(f"{path}: style must be mask, typed or numbered")
+    return ExperimentSpec(
+        name=str(raw.get("name") or path.stem), source=path, train=_corpus(raw["train"], "train", base),
+        test=_corpus(raw["test"], "test", base),
+        pretrain=_corpus(raw["pretrain"], "pretrain", base) if raw.get("pretrain") else None,
+        techniques={t: dict(o or {}) for t, o in techs.items()}, variants=variants, lm=dict(raw.get("lm") or {}),
+        style=style, seed=int(raw.get("seed", 0)),
+        cache=resolve_path(raw["cache"], base) if raw.get("cache") else None, report_extra=extra)
