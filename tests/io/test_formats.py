@@ -135,3 +135,70 @@ def test_switchboard_reader_maps_callers(tmp_path):
 def test_real_switchboard_has_callers(shared_data):
     docs = list(iter_batches(read_documents(shared_data / "switchboard" / "val"), 100000))[0]
     assert len(docs) > 1000 and all(d.person for d in docs)
+
+
+def test_csv_blank_line_is_an_empty_document_or_a_located_error(tmp_path):
+    one = tmp_path / "one.csv"
+    one.write_text("text\nfirst\n\nthird\n")
+    assert [(d.id, d.text) for d in read_documents(one, fields=Fields(id=None))] == [
+        ("2", "first"), ("3", ""), ("4", "third")]
+    two = tmp_path / "two.csv"
+    two.write_text('id,text\n1,"a\nb"\n\n3,c\n')
+    with pytest.raises(InputError, match=r"two.csv:4: an empty line for 2 columns"):
+        list(read_documents(two))
+
+
+@pytest.mark.parametrize("body,message", [
+    ('id,text\n1,"multi\nline"\n2\n', r"c.csv:4: 1 cells for 2 columns"),
+    ('id,text\n1,a,extra\n', r"c.csv:2: 3 cells for 2 columns"),
+    ('\n1,a\n', r"c.csv:1: no header row"),
+])
+def test_csv_malformed_rows_are_located(tmp_path, body, message):
+    p = tmp_path / "c.csv"
+    p.write_text(body)
+    with pytest.raises(InputError, match=message):
+        list(read_documents(p))
+
+
+def test_parquet_reads_every_row_group_in_order(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "c.parquet"
+    n = 2500
+    pq.write_table(pa.table({"id": [f"r{i}" for i in range(n)], "text": [f"t{i}" if i % 7 else "" for i in range(n)],
+                             "who": [f"p{i % 3}" for i in range(n)]}), p, row_group_size=1000)
+    assert pq.ParquetFile(p).num_row_groups == 3
+    docs = list(read_documents(p, fields=Fields(person="who")))
+    assert [d.id for d in docs] == [f"r{i}" for i in range(n)] and docs[7].text == "" and docs[5].person == "p2"
+    with pytest.raises(InputError, match="missing text field 'body'"):
+        next(read_documents(p, fields=Fields(text="body")))
+
+
+def test_reading_streams_memory_does_not_grow_with_corpus(tmp_path):
+    import tracemalloc
+
+    p = tmp_path / "big.jsonl"
+    line = json.dumps({"id": 0, "text": "some words of a call " * 10, "extra": {"a": 1}}) + "\n"
+    p.write_text(line * 60_000)  # about 14 MB
+    tracemalloc.start()
+    n = 0
+    for batch in iter_batches(read_documents(p), 256):
+        n += len(batch)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert n == 60_000
+    assert peak < 2_000_000, f"peak {peak} bytes while reading a {p.stat().st_size} byte file"
+
+
+def test_switchboard_speakers_table_errors(tmp_path):
+    (tmp_path / "2005.txt").write_text("A|Okay.|b\n")
+    bad = tmp_path / "spk.csv"
+    bad.write_text("conv,caller\n2005,A\n")
+    with pytest.raises(InputError, match=r"spk.csv:1: a Switchboard speakers table needs the columns"):
+        list(read_documents(tmp_path, speakers=bad))
+    with pytest.raises(InputError, match="cannot open"):
+        list(read_documents(tmp_path, speakers=tmp_path / "missing.csv"))
+    (tmp_path / "2006.txt").write_text("A|no tag here\n")
+    with pytest.raises(InputError, match=r"2006.txt:1: expected 'Speaker\|Utterance\|DA-tag'"):
+        list(read_documents(tmp_path))

@@ -66,14 +66,25 @@ def _maskers(args: argparse.Namespace) -> list[Any]:
     from veil.registry import maskers
 
     names = args.masker or ["entity_tagger", "dlp"]
-    options = json.loads(args.masker_options) if args.masker_options else {}
+    try:
+        options = json.loads(args.masker_options) if args.masker_options else {}
+    except json.JSONDecodeError as e:
+        raise VeilError(f"--masker-options is not valid JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
+        raise VeilError('--masker-options must map masker names to option objects, e.g. {"dlp": {"min_score": 0.6}}')
+    unused = set(options) - set(names)
+    if unused:
+        raise VeilError(f"--masker-options names maskers that are not run: {', '.join(sorted(unused))}")
     out = []
     for name in names:
         try:
             cls = maskers.get(name)
         except KeyError as e:
             raise VeilError(str(e.args[0])) from None
-        out.append(cls(**options.get(name, {})))
+        try:
+            out.append(cls(**options.get(name, {})))
+        except TypeError as e:  # an option the masker does not take
+            raise VeilError(f"masker {name}: {e}") from None
     return out
 
 
@@ -105,6 +116,7 @@ def mask_file(args: argparse.Namespace) -> dict[str, Any]:
                 "fields": vars(_fields(args)), "exclude": args.exclude and input_fingerprint(args.exclude),
                 "options": args.masker_options, "drop": sorted(args.drop_field), "limit": args.limit}
     drop = frozenset(args.drop_field)
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     n_in = 0
     with ResumableWriter(args.output, settings, fmt=out_fmt, resume=not args.no_resume) as w, \
             _progress(args, "mask") as bar:

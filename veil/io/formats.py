@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,8 @@ from typing import Any, Iterator
 
 from veil.errors import InputError, VeilError
 from veil.types import Document
+
+log = logging.getLogger(__name__)
 
 FORMATS = ("txt", "jsonl", "csv", "parquet", "switchboard")
 _EXTENSIONS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
@@ -83,7 +86,8 @@ def read_txt(path: str | Path, fields: Fields | None = None) -> Iterator[Documen
 def _field(rec: dict[str, Any], name: str, path: Path, n: int, what: str) -> Any:
     if name not in rec:
         raise InputError(str(path), n, f"missing {what} field {name!r} (fields present: "
-                         f"{', '.join(map(str, rec)) or 'none'}); choose it with --{what}-field")
+                         f"{', '.join(map(str, rec)) or 'none'}); choose it with --{what}-field"
+                         + (" ('' numbers the records)" if what == "id" else ""))
     return rec[name]
 
 
@@ -118,6 +122,11 @@ def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Docum
 
 
 def read_csv(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
+    """A header row, then one record per row (quoted cells may span lines; errors name the row's first line).
+
+    A blank line is a record with empty text when the file has one column, otherwise an error:
+    ``csv.DictReader`` would skip it silently, which would drop a record.
+    """
     fields = fields or Fields()
     path = Path(path)
     csv.field_size_limit(sys.maxsize)  # lines of several MB are legitimate documents
@@ -126,18 +135,23 @@ def read_csv(path: str | Path, fields: Fields | None = None) -> Iterator[Documen
         for _, line in iter_lines(path):
             yield line + "\n"
 
-    reader = csv.DictReader(lines())
-    if reader.fieldnames is None:
-        raise InputError(str(path), None, "empty file: no header row")
+    reader = csv.reader(lines())
+    header = next(reader, None)
+    if not header or header == [""]:
+        raise InputError(str(path), 1, "no header row (the first line must name the columns)")
     for name, what in ((fields.text, "text"), (fields.id, "id")):
-        if name and name not in reader.fieldnames:
-            raise InputError(str(path), 1, f"missing {what} column {name!r} (columns: {', '.join(reader.fieldnames)}); "
-                             f"choose it with --{what}-field")
-    for rec in reader:
-        if None in rec:  # more cells than header columns
-            raise InputError(str(path), reader.line_num, f"{len(reader.fieldnames) + len(rec[None])} cells "
-                             f"for {len(reader.fieldnames)} columns")
-        yield record_to_document(rec, fields, path, reader.line_num)
+        if name and name not in header:
+            raise InputError(str(path), 1, f"missing {what} column {name!r} (columns: {', '.join(header)}); "
+                             f"choose it with --{what}-field" + (" ('' numbers the records)" if what == "id" else ""))
+    last = reader.line_num
+    for row in reader:
+        first, last = last + 1, reader.line_num
+        if not row and len(header) == 1:
+            row = [""]
+        if len(row) != len(header):
+            what = "an empty line" if not row else f"{len(row)} cells"
+            raise InputError(str(path), first, f"{what} for {len(header)} columns ({', '.join(header)})")
+        yield record_to_document(dict(zip(header, row)), fields, path, first)
 
 
 def read_parquet(path: str | Path, fields: Fields | None = None, batch_size: int = 1024) -> Iterator[Document]:
@@ -160,10 +174,22 @@ def read_parquet(path: str | Path, fields: Fields | None = None, batch_size: int
 
 
 def _switchboard_callers(speakers: Path) -> dict[tuple[str, str], str]:
+    """(conversation, side A/B) -> caller id, from the corpus documentation's ``call_con_tab.csv``."""
     callers: dict[tuple[str, str], str] = {}
-    with open(speakers, newline="", encoding="utf-8") as f:
-        for rec in csv.DictReader(f):
-            callers[(str(rec["id_conv"]).strip(), str(rec["id_caller"]).strip())] = str(rec["id_speaker"]).strip()
+    reader = csv.reader(line + "\n" for _, line in iter_lines(speakers))
+    header = [h.strip() for h in next(reader, [])]
+    cols = ("id_conv", "id_caller", "id_speaker")
+    if any(c not in header for c in cols):
+        raise InputError(str(speakers), 1, f"a Switchboard speakers table needs the columns {', '.join(cols)} "
+                         f"(found: {', '.join(header) or 'none'})")
+    idx = [header.index(c) for c in cols]
+    for row in reader:
+        if not row:
+            continue  # a blank line in a lookup table is not a record of the corpus
+        if len(row) <= max(idx):
+            raise InputError(str(speakers), reader.line_num, f"{len(row)} cells, expected at least {max(idx) + 1}")
+        conv, side, speaker = (row[i].strip() for i in idx)
+        callers[(conv, side)] = speaker
     return callers
 
 
@@ -183,7 +209,12 @@ def read_switchboard(path: str | Path, fields: Fields | None = None,
     if speakers is None:
         guess = (path if path.is_dir() else path.parent).parent / "speakers" / "call_con_tab.csv"
         speakers = guess if guess.exists() else None
-    callers = _switchboard_callers(Path(speakers)) if speakers else {}
+    if speakers:
+        callers = _switchboard_callers(Path(speakers))
+    else:
+        callers = {}
+        log.warning("%s: no speakers/call_con_tab.csv found beside the corpus (give --speakers); "
+                    "documents get no person", path)
     for file in files:
         conv = file.stem
         for n, line in iter_lines(file):
