@@ -2,6 +2,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -33,3 +35,20 @@ def test_gold_spans_are_valid_and_corpus_has_every_kind_of_pi():
             "NUMBER", "USERNAME", "STREET_ADDRESS"} <= labels
     assert all(len(p) == 2 for p in persons_per_conv.values())  # one person per conversation side
     assert any(len(c) > 1 for c in convs_per_customer.values())  # some customers call again
+
+
+@pytest.mark.slow
+def test_demo_masking_step_runs_every_technique(tmp_path, capsys):
+    from veil.demo import TECHNIQUES, main
+
+    assert main(["--mask-only", "--no-progress", "--out", str(tmp_path)]) == 0
+    n = sum(1 for _ in (REPO / "veil" / "data" / "demo" / "calls.jsonl").open())
+    for tech in TECHNIQUES:
+        recs = (tmp_path / f"masked_{tech}.jsonl").read_text().splitlines()
+        assert len(recs) == n and "spans" not in json.loads(recs[0])
+    share = json.loads((tmp_path / "masked_share.json").read_text())
+    (stats,) = share.values()
+    assert stats["documents"] == n
+    # the corpus is rich in personal information: every technique masks something, none masks most words
+    assert all(0.02 < v < 0.5 for v in stats["masked_share"].values())
+    assert "allowList" in capsys.readouterr().out

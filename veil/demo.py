@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.mask_only:
         return 0
     experiment = Path(__file__).resolve().parent.parent / "experiments" / "demo.yaml"
+    if not experiment.exists():
+        print(f"{experiment} is not in this checkout; stopped after masking", file=sys.stderr)
+        return 0
     try:
         from veil.experiment import run_experiment
     except ImportError:
