@@ -41,8 +41,11 @@ class DigitsMasker(Masker):
         return [Span(m.start(), m.end(), "NUMBER", self.name) for m in re.finditer(r"\d+", text)]
 
 
-maskers.register("capitalised", CapitalisedMasker)
-maskers.register("digits", DigitsMasker)
+@pytest.fixture(autouse=True)
+def fake_maskers(monkeypatch):
+    """The test maskers are registered for this module's tests only (the registry is global)."""
+    monkeypatch.setitem(maskers._entries, "capitalised", CapitalisedMasker)
+    monkeypatch.setitem(maskers._entries, "digits", DigitsMasker)
 
 
 def _corpus(tmp_path, n=50):
