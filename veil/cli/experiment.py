@@ -15,6 +15,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--technique", action="append", help="run only this technique (repeatable)")
     r.add_argument("--train-limit", type=int, help="override train.limit")
     r.add_argument("--test-limit", type=int, help="override test.limit")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a setting of the file, dotted, value in YAML (e.g. lm.finetune_epochs=4, "
+                        "pretrain.limit=10000)")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -24,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from veil.experiment.runner import ExperimentRunner
     from veil.experiment.spec import load_spec
 
-    spec = load_spec(args.experiment)
+    spec = load_spec(args.experiment, setters=args.set)
     if args.cache:
         spec.cache = Path(args.cache)
     if args.train_limit:

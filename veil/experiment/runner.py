@@ -37,7 +37,25 @@ def load_corpus(c: CorpusSpec) -> list[Any]:
     fields = Fields(**c.fields) if c.fields else None
     docs = []
     seen = 0
-    for d in read_documents(c.path, c.format, fields):
+    if str(c.path).endswith(".txt.gz"):  # a gzipped one-sentence-a-line file (the bundled generic corpus)
+        import gzip
+
+        from veil.types import Document
+
+        with gzip.open(c.path, "rt", encoding="utf-8") as f:
+            source = (Document(id=str(i), text=line.rstrip("\n")) for i, line in enumerate(f, 1))
+            docs = _take(source, c)
+    else:
+        docs = _take(read_documents(c.path, c.format, fields), c)
+    if not docs:
+        raise VeilError(f"{c.path}: no documents with at least {c.min_words} word(s)")
+    return docs
+
+
+def _take(source: Any, c: CorpusSpec) -> list[Any]:
+    docs = []
+    seen = 0
+    for d in source:
         if count_words(d.text) < c.min_words:
             continue
         seen += 1
@@ -46,8 +64,6 @@ def load_corpus(c: CorpusSpec) -> list[Any]:
         docs.append(d)
         if c.limit is not None and len(docs) >= c.limit:
             break
-    if not docs:
-        raise VeilError(f"{c.path}: no documents with at least {c.min_words} word(s)")
     return docs
 
 

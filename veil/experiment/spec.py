@@ -138,7 +138,27 @@ def _variant(d: Any, i: int) -> Variant:
     return v
 
 
-def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> ExperimentSpec:
+def apply_setters(raw: dict[str, Any], setters: list[str]) -> None:
+    """``["lm.finetune_epochs=4", "train.limit=500"]``: dotted keys, values parsed as YAML."""
+    import yaml
+
+    for s in setters:
+        key, eq, value = s.partition("=")
+        if not eq or not key:
+            raise VeilError(f"--set {s!r}: expected KEY=VALUE")
+        *parents, last = key.split(".")
+        node = raw
+        for k in parents:
+            if isinstance(node.get(k), str):
+                node[k] = {"path": node[k]}
+            node = node.setdefault(k, {})
+            if not isinstance(node, dict):
+                raise VeilError(f"--set {s!r}: {k} is not a mapping")
+        node[last] = yaml.safe_load(value)
+
+
+def load_spec(path: str | Path, overrides: dict[str, Any] | None = None,
+              setters: list[str] | None = None) -> ExperimentSpec:
     import yaml
 
     path = Path(path)
@@ -151,6 +171,7 @@ def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> Expe
     if not isinstance(raw, dict):
         raise VeilError(f"{path}: an experiment file is a mapping (train, test, techniques, methods, ...)")
     raw.update(overrides or {})
+    apply_setters(raw, list(setters or []))
     return parse_spec(raw, path)
 
 

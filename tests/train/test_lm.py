@@ -1,0 +1,72 @@
+"""Train / evaluate stage: vocabulary, blocks, Baseline1's zero loss on [MASK] targets, per-word perplexity."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from veil.train import lm
+from veil.train.tokenizer import WordVocab, tokenize
+
+S = lm.LMSettings(n_layer=1, n_embd=32, n_head=2, context=16, batch_size=4, dropout=0.0, warmup_steps=1)
+
+
+def test_tokenize_and_vocab():
+    assert tokenize("Hello, [MASK] don't <unk>!") == ["hello", ",", "[MASK]", "don't", "<unk>", "!"]
+    v = WordVocab.build(["a b b", "c [MASK]"], max_size=6)
+    assert v.words[:4] == ["<pad>", "<unk>", "<eos>", "[MASK]"] and v.words[4] == "b" and len(v) == 6
+    assert v.encode("b zzz") == [v.index["b"], v.unk_id, v.eos_id]
+    assert v.encode("[MASK]", eos=False) == [v.mask_id]
+
+
+def test_blocks_predict_every_token_once():
+    ids = list(range(50))
+    bl = lm.blocks(ids, 16)
+    targets = [t for b in bl for t in b[1:]]
+    assert targets == ids[1:]
+
+
+def test_perplexity_per_word_of_a_uniform_model():
+    import torch
+
+    v = WordVocab.build(["the cat sat", "a dog ran"])
+    model = lm.make_model(S, v)
+    with torch.no_grad():
+        for p in model.lm_head.parameters():
+            p.zero_()  # tied with the embeddings: all logits 0, a uniform distribution
+    texts = ["the cat sat .", "a dog"]
+    r = lm.perplexity(model, v, texts, S, progress=False)
+    tokens = 5 + 3  # 4 + eos, 2 + eos (the leading eos is context only)
+    assert r["tokens"] == tokens and r["words"] == 3 + 2 + 2
+    assert r["perplexity"] == pytest.approx(math.exp(tokens * math.log(len(v)) / 7), rel=1e-5)
+
+
+def _mask_prob(model, v):
+    import torch
+
+    x = torch.tensor([[v.eos_id, v.index["a"], v.index["b"]]])
+    with torch.no_grad():
+        return float(model(input_ids=x).logits[0, -1].softmax(-1)[v.mask_id])
+
+
+def test_baseline1_gives_no_loss_to_mask_targets():
+    texts = ["a b [MASK] c"] * 20
+    v = WordVocab.build(texts + ["d e f"])
+    before = lm.make_model(S, v)
+    p0 = _mask_prob(before, v)
+    b0 = lm.make_model(S, v)
+    lm.train(b0, v, texts, S, epochs=30, lr=5e-3, progress=False)
+    b1 = lm.make_model(S, v)
+    lm.train(b1, v, texts, S, epochs=30, lr=5e-3, mask_loss_weight=0.0, progress=False)
+    assert _mask_prob(b0, v) > max(0.5, 4 * p0)  # Baseline0 learns to predict the mask token
+    assert _mask_prob(b1, v) <= p0 * 1.5  # Baseline1 never does
+
+
+def test_settings_are_checked():
+    from veil.errors import VeilError
+
+    with pytest.raises(VeilError, match="unknown LM setting"):
+        lm.LMSettings.from_dict({"layers": 2})
+    with pytest.raises(VeilError, match="multiple"):
+        lm.LMSettings.from_dict({"n_embd": 30, "n_head": 4})
