@@ -233,3 +233,12 @@ def test_dp_loss_is_the_mean_of_per_sequence_losses(tiny):
         batched = ppmlm.per_sample_masked_loss(model, ids, am, lab)
         singles = [masked_positions_loss(model, ids[i:i + 1], am[i:i + 1], lab[i:i + 1]) for i in range(len(rows))]
     assert float(batched) == pytest.approx(float(sum(singles) / len(singles)), rel=1e-5)
+
+
+def test_importing_the_audit_modules_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, veil.audit.cli_ppmlm, veil.audit.ppmlm, veil.audit.membership, veil.audit.metrics, "
+            "veil.models.minilm; assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -50,8 +50,11 @@ class AnimalFiller(CandidateFiller):
         return [[(w, 1.0 - i / 10) for i, w in enumerate(ANIMALS)][:k] for _ in texts]
 
 
-maskers.register("fake_animals", AnimalMasker)
-fillers.register("fake_animal_filler", AnimalFiller)
+@pytest.fixture(autouse=True)
+def fake_plugins(monkeypatch):
+    """The fakes are registered for this module's tests only (the registries are global)."""
+    monkeypatch.setitem(maskers._entries, "fake_animals", AnimalMasker)
+    monkeypatch.setitem(fillers._entries, "fake_animal_filler", AnimalFiller)
 
 
 def sentences(n: int, seed: int) -> list[str]:

@@ -347,6 +347,8 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
             if ids.shape[0] == 0:  # Poisson sampling can draw an empty batch (p ~ 1e-7 here): skip it
                 bar.update(1)
                 continue
+            width = int(am.sum(1).max())  # drop columns that are padding in every row
+            ids, am, lab = ids[:, :width], am[:, :width], lab[:, :width]
             if method.dp:
                 loss = per_sample_masked_loss(model, ids, am, lab, position_offset, with_token_types)
             else:
@@ -463,7 +465,7 @@ def probe(model: Any, tok: Any, chunks: Sequence[Chunk], plans: Sequence[ProbePl
 
     from veil.models.minilm import mlm_head
 
-    jobs = [(p.seq, r) for p in plans for r in p.rounds]
+    jobs = sorted(((p.seq, r) for p in plans for r in p.rounds), key=lambda j: len(chunks[j[0]].input_ids))
     util = {p.seq: p.utility_words for p in plans}
     base = getattr(model, model.base_model_prefix)
     head = mlm_head(model)
@@ -473,9 +475,10 @@ def probe(model: Any, tok: Any, chunks: Sequence[Chunk], plans: Sequence[ProbePl
         for b in tqdm(range(0, len(jobs), batch_size), desc=desc, unit="batch"):
             batch = jobs[b:b + batch_size]
             rows = [masked_example(chunks[s], r, tok.mask_token_id, tok.pad_token_id, max_length) for s, r in batch]
-            ids = torch.tensor([r[0] for r in rows])
-            am = torch.tensor([r[1] for r in rows])
-            lab = torch.tensor([r[2] for r in rows])
+            width = max(sum(r[1]) for r in rows)
+            ids = torch.tensor([r[0][:width] for r in rows])
+            am = torch.tensor([r[1][:width] for r in rows])
+            lab = torch.tensor([r[2][:width] for r in rows])
             hidden = base(input_ids=ids, attention_mask=am).last_hidden_state
             sel = lab != -100
             pred = head(hidden[sel]).argmax(-1).tolist()

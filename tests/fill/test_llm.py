@@ -1,0 +1,139 @@
+"""Fill stage, ``llm`` back-end: whole-word proposals, exact cached scoring, context rules (tiny model)."""
+
+import pytest
+
+pytest.importorskip("torch")
+
+from veil.errors import VeilError  # noqa: E402
+from veil.fill.llm import CausalWordScorer, LLMFiller, marker_context  # noqa: E402
+from veil.models.smollm2 import build_tiny_causal_lm  # noqa: E402
+from veil.textutil import WORD_RE  # noqa: E402
+from veil.types import MaskedDocument, Placeholder  # noqa: E402
+
+CORPUS = [
+    "the cat sat on the mat and the dog didn't like it at all",
+    "I think that computers are really useful for most people",
+    "we went to the store yesterday to buy some food for dinner",
+    "she said she'd call me back tomorrow morning before work",
+    "my brother lives in Dallas and works at a bank downtown",
+    "they're watching the game on television with their friends",
+] * 4
+
+TEXTS = [
+    "I think [MASK] are really useful",
+    "[MASK] cat sat on the mat",
+    "we went to the [MASK] [MASK] to buy",  # first of two markers: right context cut at the second
+    "she said (she'd [MASK]) me back",
+    "the dog didn't like [MASK]",
+    "my brother re[MASK] in Dallas",  # marker glued to a word: tokenisation differs from the cached prefix
+    "they're [MASK] the game on television [\\MASK] too",  # an escaped look-alike after it
+]
+
+
+def _targets(texts):
+    out = []
+    for t in texts:
+        s = t.index("[MASK]")
+        out.append((s, s + len("[MASK]")))
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return build_tiny_causal_lm(CORPUS, vocab_size=300)
+
+
+@pytest.fixture(scope="module")
+def scorer(tiny):
+    model, tok = tiny
+    return CausalWordScorer(model, tok, n_candidates=12, token_budget=512)
+
+
+def test_propose_batch_returns_ranked_whole_words(tiny):
+    model, tok = tiny
+    filler = LLMFiller(model_obj=model, tokenizer=tok, n_candidates=12)
+    props = filler.propose_batch(TEXTS, _targets(TEXTS), 10)
+    assert len(props) == len(TEXTS)
+    for cands in props:
+        assert 1 <= len(cands) <= 10
+        words = [w for w, _ in cands]
+        assert len(set(words)) == len(words)
+        for w in words:
+            assert WORD_RE.fullmatch(w), w  # a whole word: no spaces, no punctuation, no marker
+            assert "[" not in w and "MASK" not in w
+        scores = [s for _, s in cands]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_cached_proposals_equal_the_naive_ones(scorer):
+    ctx = scorer.contexts(TEXTS, _targets(TEXTS))
+    assert scorer.propose(ctx) == scorer.propose_naive(ctx)
+
+
+def test_cached_scores_equal_full_sentence_log_likelihood(scorer):
+    ctx = scorer.contexts(TEXTS, _targets(TEXTS))
+    cands = scorer.propose(ctx)
+    fast = scorer.score(ctx, cands)
+    naive = scorer.score_naive(ctx, cands)
+    for f_row, n_row in zip(fast, naive):
+        assert f_row == pytest.approx(n_row, abs=1e-3)
+
+
+def test_ranking_equals_naive_ranking(scorer):
+    fast = scorer.rank(TEXTS, _targets(TEXTS), 10)
+    naive = scorer.rank_naive(TEXTS, _targets(TEXTS), 10)
+    assert [[w for w, _ in r] for r in fast] == [[w for w, _ in r] for r in naive]
+
+
+def test_small_token_budget_gives_the_same_scores(tiny):
+    model, tok = tiny
+    big = CausalWordScorer(model, tok, n_candidates=8, token_budget=1 << 16)
+    small = CausalWordScorer(model, tok, n_candidates=8, token_budget=16)  # one row per batch
+    a, b = big.rank(TEXTS, _targets(TEXTS), 8), small.rank(TEXTS, _targets(TEXTS), 8)
+    assert [[w for w, _ in r] for r in a] == [[w for w, _ in r] for r in b]
+    for ra, rb in zip(a, b):
+        assert [s for _, s in ra] == pytest.approx([s for _, s in rb], abs=1e-3)
+
+
+def test_context_rules():
+    t = "a [MASK] b c [MASK] d"
+    c = marker_context(t, (2, 8))
+    assert c.left == "a " and c.right == " b c"  # cut before the next marker
+    c = marker_context("x [\\MASK] y [MASK] z", (12, 18))
+    assert c.left == "x [MASK] y " and c.right == " z"  # escaped look-alikes unescaped for the model
+    c = marker_context("one two three four [MASK] five six seven", (19, 25), left_words=2, right_words=1)
+    assert c.left == "three four " and c.right == " five"
+    merged = "we saw [MASK] [MASK] there"
+    c = marker_context(merged, (7, 20))  # a run merged by the fill loop is one slot
+    assert c.left == "we saw " and c.right == " there"
+
+
+def test_bad_target_is_a_clear_error(scorer):
+    with pytest.raises(VeilError):
+        scorer.rank(["no marker here"], [(0, 2)], 3)
+    with pytest.raises(VeilError):
+        scorer.rank(["a [MASK]"], [(0, 2), (2, 8)], 3)
+
+
+def test_fill_replaces_every_marker_with_a_whole_word(tiny):
+    model, tok = tiny
+    text = "I think [MASK] are really [MASK] for most people"
+    phs = [Placeholder(8, 14, "WORD", "MASK#0", "allow_list"), Placeholder(26, 32, "WORD", "MASK#1", "allow_list")]
+    doc = MaskedDocument("d1", text, tuple(phs), "mask")
+    for strategy in ("top1", "topk"):
+        filler = LLMFiller(model_obj=model, tokenizer=tok, strategy=strategy, k=5, n_candidates=8, avoid={})
+        out = filler.fill([doc])[0]
+        assert "[MASK]" not in out.text
+        assert len(out.substitutions) == 2
+        for s in out.substitutions:
+            assert WORD_RE.fullmatch(s.substitute)
+            assert out.text[s.start:s.end] == s.substitute
+
+
+def test_importing_the_fillers_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; import veil.fill.llm, veil.fill.llm_instruct, veil.models.smollm2; "
+            "sys.exit(1 if 'torch' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

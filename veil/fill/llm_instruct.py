@@ -1,0 +1,468 @@
+"""Fill stage: an instruction-tuned decoder LLM completes the masked sentence (the paper's LLaMA2 recipe).
+
+Paper §4.2.4, on SmolLM2-135M-Instruct: the instruction "Predict the [MASK] tokens in the given
+sentence", the masked sentence as input, the completed sentence as output; greedy generation.
+
+Prompt format (the choice): SmolLM2-Instruct's own chat template (ChatML, its default system
+message), one user turn ``"Predict the [MASK] tokens in the given sentence.\\n\\nInput: <masked>"``
+and the assistant turn is the completed sentence. The chat template is what the model was
+instruction-tuned on, so it also works before any fine-tuning; an Alpaca prompt would be new to it.
+Every marker (typed or numbered too, and consecutive ``[MASK]`` merged by the fill loop) is shown to
+the model as one ``[MASK]``, the form fine-tuning uses.
+
+Parsing is strict on the words that were not masked: the output's words (``veil.textutil.WORD_RE``;
+punctuation and case ignored) must be exactly the input's unmasked words, in order, with exactly
+one word in place of each ``[MASK]``. Outputs that break this are counted (``stats``:
+``instruct_broken_dropped`` when unmasked words were lost, changed or added,
+``instruct_broken_multiword`` when a mask got zero or several words or the marker was echoed) and
+their markers are filled by the ``llm`` scorer on the same model with any LoRA adapter switched off.
+
+One generation fills all markers of a sentence, as in the paper: the answers for the later markers
+are remembered and used when the fill loop comes back with the earlier markers filled by them.
+
+``finetune_instruct`` trains LoRA adapters (peft) on prompts built by masking a few random words of
+each training text, with the loss on the output tokens only; ``veil fill --filler llm-instruct
+--model ADAPTER_DIR`` loads the result.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import re
+import shutil
+import tempfile
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from veil.errors import VeilError
+from veil.fill.base import CandidateFiller
+from veil.fill.llm import CausalWordScorer
+from veil.mask.placeholders import MARKER_RE, unescape
+from veil.textutil import WORD_RE, iter_words
+
+log = logging.getLogger(__name__)
+
+INSTRUCTION = "Predict the [MASK] tokens in the given sentence"
+MASK = "[MASK]"
+_SLOTS_RE = re.compile(MARKER_RE.pattern + r"(?:\s+" + MARKER_RE.pattern + r")*")
+
+
+# ------------------------------------------------------------------------------ prompts
+def user_message(masked_sentence: str) -> str:
+    return f"{INSTRUCTION}.\n\nInput: {masked_sentence}"
+
+
+def build_prompt(tokenizer: Any, masked_sentence: str) -> str:
+    """The generation prompt (chat template, generation header included)."""
+    msgs = [{"role": "user", "content": user_message(masked_sentence)}]
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+    # a base model without a chat template: the same turn as plain text
+    return f"{user_message(masked_sentence)}\n\nOutput: "
+
+
+def end_of_turn(tokenizer: Any) -> str:
+    return tokenizer.eos_token if getattr(tokenizer, "chat_template", None) else "\n"
+
+
+def render_window(text: str, target: tuple[int, int], left_words: int = 48,
+                  right_words: int = 48) -> tuple[str, int]:
+    """The model's input for the marker at ``target``: a window of the text with every marker (or run
+    of consecutive markers) shown as one ``[MASK]``; returns (input, index of the target's mask)."""
+    s, e = target
+    if not (0 <= s < e <= len(text)) or not _SLOTS_RE.fullmatch(text, s, e):
+        raise VeilError(f"target {target} is not a marker in the text {text[:60]!r}...")
+    left, right = text[:s], text[e:]
+    starts = [m.start() for m in WORD_RE.finditer(left)]
+    if len(starts) > left_words:
+        left = left[starts[-left_words]:]
+    ends = [m.end() for m in WORD_RE.finditer(right)]
+    if len(ends) > right_words:
+        right = right[:ends[right_words - 1]]
+    left_r, n_left = _render(left)
+    right_r, _ = _render(right)
+    return left_r + MASK + right_r, n_left
+
+
+def _render(part: str) -> tuple[str, int]:
+    """Markers (and runs of them) -> ``[MASK]``; escaped look-alikes unescaped; number of masks."""
+    out, pos, n = [], 0, 0
+    for m in _SLOTS_RE.finditer(part):
+        out.append(unescape(part[pos:m.start()]))
+        out.append(MASK)
+        pos, n = m.end(), n + 1
+    out.append(unescape(part[pos:]))
+    return "".join(out), n
+
+
+# ------------------------------------------------------------------------------ parsing
+def _items(masked: str) -> list[str | None]:
+    """The input as a sequence of words and ``None`` for each ``[MASK]``."""
+    items: list[str | None] = []
+    pos = 0
+    for m in re.finditer(re.escape(MASK), masked):
+        items.extend(w for _, _, w in iter_words(masked[pos:m.start()]))
+        items.append(None)
+        pos = m.end()
+    items.extend(w for _, _, w in iter_words(masked[pos:]))
+    return items
+
+
+def align_output(masked: str, output: str) -> tuple[str, list[str] | None]:
+    """Check a generated completion against its masked input.
+
+    Returns ``("ok", fills)`` with one word per ``[MASK]`` when every unmasked word survived in
+    order (case and punctuation ignored) and each mask got exactly one new word;
+    ``("dropped", None)`` when unmasked words were lost, changed, reordered or added;
+    ``("multiword", None)`` when the words survived but a mask got none, several, or ``MASK`` itself.
+    """
+    items = _items(masked)
+    words = [w for _, _, w in iter_words(output)]
+    if not words:
+        return "dropped", None
+    pattern = " ".join(re.escape(w) if w is not None else r"(\S+(?: \S+)*?)?" for w in items)
+    # an empty slot leaves a doubled space in the pattern: allow it to collapse
+    pattern = pattern.replace(r" (\S+(?: \S+)*?)? ", r" ?(\S+(?: \S+)*?)? ?")
+    m = re.fullmatch(pattern, " ".join(words), flags=re.IGNORECASE)
+    if not m:
+        return "dropped", None
+    fills = list(m.groups())
+    if any(f is None or " " in f or f.casefold() == "mask" for f in fills):
+        return "multiword", None
+    return "ok", fills
+
+
+# ------------------------------------------------------------------------------ the filler
+class InstructLLMFiller(CandidateFiller):
+    """``llm-instruct``: greedy completion of the masked sentence by an instruction-tuned LLM.
+
+    ``model``: a LoRA adapter folder from ``veil finetune --filler llm-instruct``, or any causal LM
+    ``veil.models.smollm2.load_causal_lm`` accepts (default: SmolLM2-135M-Instruct, zero-shot).
+    The instruct answer is the first candidate; when more are wanted (Top-K, entity types), the
+    ``llm`` scorer's ranking (adapter off) follows it.
+    """
+
+    name = "llm-instruct"
+
+    def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
+                 batch_size: int = 64, *, gen_batch_size: int = 16, max_new_tokens: int | None = None,
+                 left_words: int = 48, right_words: int = 48, device: str | None = None,
+                 dtype: str | None = None, model_obj: Any = None, tokenizer: Any = None,
+                 llm_options: dict | None = None, memo_size: int = 100_000, **options) -> None:
+        super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, **options)
+        self.model_name = model
+        self.gen_batch_size, self.max_new_tokens = gen_batch_size, max_new_tokens
+        self.left_words, self.right_words = left_words, right_words
+        self._load_kwargs = dict(device=device, dtype=dtype)
+        self._given = (model_obj, tokenizer) if model_obj is not None else None
+        self._llm_options = dict(llm_options or {})
+        self._model = self._tok = None
+        self._scorer: CausalWordScorer | None = None
+        self._memo: OrderedDict[str, str] = OrderedDict()  # rendered input with its first mask -> word
+        self._memo_size = memo_size
+
+    # ---------------------------------------------------------------- model
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        if self._given is not None:
+            self._model, self._tok = self._given
+        else:
+            from veil.models.smollm2 import load_causal_lm
+
+            self._model, self._tok = load_causal_lm(self.model_name, **self._load_kwargs)
+
+    @property
+    def scorer(self) -> CausalWordScorer:
+        self._load()
+        if self._scorer is None:
+            opts = {"n_candidates": max(32, self.k), **self._llm_options}
+            self._scorer = CausalWordScorer(self._model, self._tok, **opts)
+        return self._scorer
+
+    def _adapter_off(self):
+        import contextlib
+
+        off = getattr(self._model, "disable_adapter", None)
+        return off() if callable(off) else contextlib.nullcontext()
+
+    # ---------------------------------------------------------------- generation
+    def generate(self, inputs: Sequence[str]) -> list[str]:
+        """Greedy completions (the assistant turn's text) for masked sentences, batched."""
+        import torch
+
+        self._load()
+        tok, model = self._tok, self._model
+        device = next(model.parameters()).device
+        eot = end_of_turn(tok)
+        eot_id = tok.convert_tokens_to_ids(eot) if eot in tok.get_vocab() else tok.eos_token_id
+        pad_id = tok.pad_token_id if tok.pad_token_id is not None else eot_id
+        outs: list[str] = [""] * len(inputs)
+        order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
+        for b in range(0, len(order), self.gen_batch_size):
+            idx = order[b:b + self.gen_batch_size]
+            prompts = [tok(build_prompt(tok, inputs[i]), add_special_tokens=False)["input_ids"] for i in idx]
+            L = max(len(p) for p in prompts)
+            ids = torch.full((len(idx), L), pad_id, dtype=torch.long)
+            mask = torch.zeros(len(idx), L, dtype=torch.long)
+            for r, p in enumerate(prompts):  # left padding for generation
+                ids[r, L - len(p):] = torch.tensor(p)
+                mask[r, L - len(p):] = 1
+            n_in = max(len(tok(inputs[i], add_special_tokens=False)["input_ids"]) for i in idx)
+            max_new = self.max_new_tokens or int(n_in * 1.5) + 16
+            with torch.no_grad():
+                gen = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
+                                     max_new_tokens=max_new, eos_token_id=eot_id, pad_token_id=pad_id)
+            for r, i in enumerate(idx):
+                new = gen[r, L:].tolist()
+                if eot_id in new:
+                    new = new[:new.index(eot_id)]
+                outs[i] = tok.decode(new, skip_special_tokens=True).strip()
+        return outs
+
+    # ---------------------------------------------------------------- back-end
+    def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]],
+                      k: int) -> list[list[tuple[str, float]]]:
+        if len(texts) != len(targets):
+            raise VeilError(f"{len(texts)} texts but {len(targets)} targets")
+        windows = [render_window(t, tg, self.left_words, self.right_words) for t, tg in zip(texts, targets)]
+        answers: list[str | None] = [None] * len(texts)
+        todo = []
+        for i, (inp, j) in enumerate(windows):
+            key = _memo_key(inp, j)
+            if key in self._memo:
+                answers[i] = self._memo[key]
+                self.stats["instruct_memo_hits"] += 1
+            else:
+                todo.append(i)
+        if todo:
+            uniq = list(dict.fromkeys(windows[i][0] for i in todo))
+            gens = dict(zip(uniq, self.generate(uniq)))
+            for inp in uniq:
+                status, fills = align_output(inp, gens[inp])
+                self.stats["instruct_sentences"] += 1
+                if status != "ok":
+                    self.stats[f"instruct_broken_{status}"] += 1
+                    log.debug("instruct output broke the input (%s): %r -> %r", status, inp, gens[inp])
+                    continue
+                self._remember(inp, fills)
+            for i in todo:
+                answers[i] = self._memo.get(_memo_key(*windows[i]))
+        need_llm = [i for i in range(len(texts)) if answers[i] is None or k > 1]
+        ranked: dict[int, list[tuple[str, float]]] = {}
+        if need_llm:
+            with self._adapter_off():
+                r = self.scorer.rank([texts[i] for i in need_llm], [targets[i] for i in need_llm], k)
+            ranked = dict(zip(need_llm, r))
+        out = []
+        for i in range(len(texts)):
+            if answers[i] is None:
+                self.stats["instruct_fallback_markers"] += 1
+                out.append(ranked[i])
+            else:
+                rest = [(w, s) for w, s in ranked.get(i, []) if w != answers[i]]
+                out.append([(answers[i], 0.0)] + rest[:k - 1])
+        broken = self.stats["instruct_broken_dropped"] + self.stats["instruct_broken_multiword"]
+        if todo:
+            log.info("llm-instruct: %d sentences generated so far, %d broke the input (%d dropped words, "
+                     "%d not one word per mask) and fell back to llm", self.stats["instruct_sentences"], broken,
+                     self.stats["instruct_broken_dropped"], self.stats["instruct_broken_multiword"])
+        return out
+
+    def _remember(self, inp: str, fills: list[str]) -> None:
+        """Store the answer for every mask of ``inp``, also keyed by the input as it reads once the
+        masks before it are filled with this same answer (what the fill loop sends next under Top-1)."""
+        state = inp
+        for j in range(len(fills)):
+            if j:
+                state = _fill_first_mask(state, fills[j - 1])
+            for i, w in enumerate(fills[j:]):
+                key = _memo_key(state, i)
+                self._memo[key] = w
+                self._memo.move_to_end(key)
+        while len(self._memo) > self._memo_size:
+            self._memo.popitem(last=False)
+
+    def parse_report(self) -> dict[str, int]:
+        """How many generated sentences broke the input and fell back to ``llm``."""
+        s = self.stats
+        return {"sentences": s["instruct_sentences"], "broken_dropped_words": s["instruct_broken_dropped"],
+                "broken_not_one_word": s["instruct_broken_multiword"],
+                "fallback_markers": s["instruct_fallback_markers"], "memo_hits": s["instruct_memo_hits"]}
+
+
+def _memo_key(inp: str, mask_index: int) -> str:
+    return f"{mask_index}\x00{inp}"
+
+
+def _fill_first_mask(inp: str, word: str) -> str:
+    return inp.replace(MASK, word, 1)
+
+
+# ------------------------------------------------------------------------------ fine-tuning
+def training_examples(texts: Iterable[Any], *, max_words: int = 48, mask_rate: float = 0.15,
+                      max_masks: int = 3, seed: int = 0, limit: int | None = None) -> tuple[list[tuple[str, str]], int]:
+    """``(masked input, completed output)`` pairs: each text cut into pieces of at most ``max_words``
+    words (at line breaks first), a few random words of each piece replaced by ``[MASK]``.
+    Texts that still contain markers are skipped (a masked, unfilled corpus); returns the pairs and
+    the number skipped."""
+    rng = random.Random(seed)
+    pairs: list[tuple[str, str]] = []
+    skipped = 0
+    for t in texts:
+        text = t if isinstance(t, str) else getattr(t, "text", None)
+        if not isinstance(text, str):
+            raise VeilError(f"fine-tuning texts must be strings or documents with a text, got {type(t).__name__}")
+        if MARKER_RE.search(text):
+            skipped += 1
+            continue
+        for piece in _pieces(text, max_words):
+            words = list(iter_words(piece))
+            if len(words) < 2:
+                continue
+            n = max(1, min(max_masks, round(mask_rate * len(words))))
+            chosen = sorted(rng.sample(range(len(words)), n))
+            out, pos = [], 0
+            for j in chosen:
+                s, e, _ = words[j]
+                out.append(piece[pos:s])
+                out.append(MASK)
+                pos = e
+            out.append(piece[pos:])
+            pairs.append(("".join(out), piece))
+            if limit is not None and len(pairs) >= limit:
+                return pairs, skipped
+    return pairs, skipped
+
+
+def _pieces(text: str, max_words: int) -> Iterable[str]:
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if not line:
+            continue
+        spans = list(iter_words(line))
+        for i in range(0, len(spans), max_words):
+            chunk = spans[i:i + max_words]
+            end = spans[i + max_words][0] if i + max_words < len(spans) else len(line)
+            yield line[chunk[0][0] if i else 0:end].strip()
+
+
+def encode_example(tokenizer: Any, masked: str, completed: str, max_tokens: int = 256) -> tuple[list[int], list[int]]:
+    """Token ids of prompt + answer and labels that are -100 on the prompt (loss on the output only)."""
+    prompt = tokenizer(build_prompt(tokenizer, masked), add_special_tokens=False)["input_ids"]
+    answer = tokenizer(completed + end_of_turn(tokenizer), add_special_tokens=False)["input_ids"]
+    ids = (prompt + answer)[:max_tokens]
+    labels = ([-100] * len(prompt) + answer)[:max_tokens]
+    return ids, labels
+
+
+def finetune_instruct(texts: Iterable[Any], output_dir: str | Path, *, model: str | None = None,
+                      epochs: float = 1.0, learning_rate: float = 2e-4, batch_size: int = 8,
+                      lora_r: int = 8, lora_alpha: int = 16, lora_dropout: float = 0.05,
+                      target_modules: Sequence[str] = ("q_proj", "k_proj", "v_proj", "o_proj"),
+                      mask_rate: float = 0.15, max_masks: int = 3, max_words: int = 48, max_tokens: int = 256,
+                      limit: int | None = None, seed: int = 0, device: str | None = None,
+                      model_obj: Any = None, tokenizer: Any = None, progress: bool = True) -> dict:
+    """LoRA fine-tuning of the ``llm-instruct`` filler (paper §4.2.4); returns a summary dict.
+
+    ``texts``: strings or documents (``.text``) without markers: the mask-free documents of a corpus
+    or a filled corpus. Each piece gets a few random words masked (``mask_rate`` of its words, 1 to
+    ``max_masks``). Adapters, tokenizer and ``veil_adapter.json`` (the base model's name) are
+    written to ``output_dir`` (replaced atomically) and load with
+    ``veil fill --filler llm-instruct --model OUTPUT_DIR``. Runs on a GPU when one is present.
+    A plain loop rather than ``transformers.Trainer``: minutes-long CPU runs need no checkpointing
+    or distributed set-up, and the loop shows every training default on one screen.
+    """
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    from veil.models.smollm2 import ADAPTER_META, DEFAULT_MODEL, load_causal_lm, resolve_device
+
+    out = Path(output_dir)
+    if out.exists() and any(out.iterdir()) and not (out / "adapter_config.json").is_file():
+        raise VeilError(f"{out} exists and is not a veil adapter folder; choose another output")
+    pairs, skipped = training_examples(texts, max_words=max_words, mask_rate=mask_rate, max_masks=max_masks,
+                                       seed=seed, limit=limit)
+    if not pairs:
+        raise VeilError("no training text: every text was empty or still contained markers "
+                        f"({skipped} skipped); fine-tune on mask-free or filled documents")
+    if skipped:
+        log.warning("skipped %d texts that still contain markers", skipped)
+    torch.manual_seed(seed)
+    device = resolve_device(device)
+    if model_obj is not None:
+        base, tok = model_obj, tokenizer
+        base.to(device)
+    else:
+        base, tok = load_causal_lm(model, device=device)
+    examples = [encode_example(tok, m, c, max_tokens) for m, c in pairs]
+    cfg = LoraConfig(r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
+                     target_modules=list(target_modules), task_type="CAUSAL_LM")
+    peft_model = get_peft_model(base, cfg)
+    peft_model.train()
+    params = [p for p in peft_model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.0)
+    steps_per_epoch = math.ceil(len(examples) / batch_size)
+    total = max(1, math.ceil(steps_per_epoch * epochs))
+    sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=max(1, total // 20), num_training_steps=total)
+    rng = random.Random(seed)
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    losses: list[float] = []
+    t0 = time.time()
+    bar = tqdm(total=total, desc="llm-instruct LoRA", disable=not progress, unit="step")
+    step = 0
+    while step < total:
+        order = list(range(len(examples)))
+        rng.shuffle(order)
+        for b in range(0, len(order), batch_size):
+            if step >= total:
+                break
+            batch = [examples[i] for i in order[b:b + batch_size]]
+            L = max(len(ids) for ids, _ in batch)
+            ids = torch.full((len(batch), L), pad_id, dtype=torch.long)
+            labels = torch.full((len(batch), L), -100, dtype=torch.long)
+            mask = torch.zeros(len(batch), L, dtype=torch.long)
+            for r, (x, y) in enumerate(batch):
+                ids[r, :len(x)] = torch.tensor(x)
+                labels[r, :len(y)] = torch.tensor(y)
+                mask[r, :len(x)] = 1
+            loss = peft_model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device)).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+            losses.append(float(loss))
+            step += 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    bar.close()
+    peft_model.eval()
+    base_name = str(model) if model else (getattr(base.config, "name_or_path", "") if model_obj is not None else "")
+    summary = {"base_model": base_name or DEFAULT_MODEL, "examples": len(pairs), "skipped_texts": skipped,
+               "steps": total, "epochs": epochs, "first_loss": losses[0], "final_loss": sum(losses[-20:]) / len(losses[-20:]),
+               "seconds": round(time.time() - t0, 1), "device": device, "instruction": INSTRUCTION,
+               "prompt_format": "chat-template" if getattr(tok, "chat_template", None) else "plain",
+               "lora": {"r": lora_r, "alpha": lora_alpha, "dropout": lora_dropout, "target_modules": list(target_modules)}}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
+    try:
+        peft_model.save_pretrained(str(tmp))
+        tok.save_pretrained(str(tmp))
+        (tmp / ADAPTER_META).write_text(json.dumps(summary, indent=2))
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    log.info("llm-instruct adapters saved to %s (%d examples, %d steps, loss %.3f -> %.3f, %.0f s)", out,
+             len(pairs), total, summary["first_loss"], summary["final_loss"], summary["seconds"])
+    return summary
