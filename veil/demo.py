@@ -48,12 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     if not experiment.exists():
         print(f"{experiment} is not in this checkout; stopped after masking", file=sys.stderr)
         return 0
-    try:
-        from veil.experiment import run_experiment
-    except ImportError:
-        print("the experiment runner is not available in this checkout; stopped after masking", file=sys.stderr)
-        return 0
-    run_experiment(experiment, args.out / "experiment")
+    from veil.experiment import run_experiment
+
+    run_experiment(experiment, args.out / "experiment", progress=not args.no_progress)
+    print((args.out / "experiment" / "results.md").read_text(encoding="utf-8"))
     print(f"report: {(args.out / 'experiment' / 'report.html').resolve()}")
     return 0
 

@@ -176,3 +176,27 @@ def test_shipped_experiment_files_parse(name):
         raise
     assert {"oracle", "baseline0", "baseline1"} <= set(spec.methods)
     assert set(spec.techniques) == {"allow_list", "vocab_threshold", "entity_tagger"}
+
+
+def test_shared_rankings_are_exact_and_save_model_calls():
+    from veil.experiment.runner import share_rankings
+
+    calls = []
+
+    class Counting(AnimalFiller):
+        def propose_batch(self, texts, targets, k):
+            calls.append(len(texts))
+            return [[(w, -i) for i, w in enumerate(ANIMALS[:max(1, len(t) % 5)])][:k] for t in texts]
+
+    memo: dict = {}
+    a, b = Counting(strategy="top1"), Counting(strategy="topk", k=6)
+    share_rankings(a, memo)
+    share_rankings(b, memo)
+    texts, targets = ["x [MASK]", "yy [MASK] z", "a b [MASK]"], [(2, 8), (3, 9), (4, 10)]
+    direct = Counting().propose_batch(texts, targets, 6)
+    calls.clear()
+    assert a.propose_batch(texts, targets, 1) == [r[:1] for r in direct]
+    assert b.propose_batch(texts, targets, 6) == direct  # more candidates than stored: asked again
+    assert a.propose_batch(texts, targets, 3) == [r[:3] for r in direct]  # served from the memo
+    assert b.propose_batch(texts[:1], targets[:1], 6) == direct[:1]
+    assert calls == [3, 3]

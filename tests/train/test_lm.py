@@ -45,7 +45,7 @@ def test_perplexity_per_word_of_a_uniform_model():
 def _mask_prob(model, v):
     import torch
 
-    x = torch.tensor([[v.eos_id, v.index["a"], v.index["b"]]])
+    x = torch.tensor([[v.eos_id, *v.encode("a b", eos=False)]])
     with torch.no_grad():
         return float(model(input_ids=x).logits[0, -1].softmax(-1)[v.mask_id])
 
@@ -70,3 +70,29 @@ def test_settings_are_checked():
         lm.LMSettings.from_dict({"layers": 2})
     with pytest.raises(VeilError, match="multiple"):
         lm.LMSettings.from_dict({"n_embd": 30, "n_head": 4})
+
+
+def test_bpe_vocabulary_has_no_unknown_words_and_one_mask_token(tmp_path):
+    from veil.train.tokenizer import BPEVocab, load_vocab, save_vocab
+
+    texts = ["the cat sat on the mat", "a dog ran to the park", "the cat and the dog"] * 20
+    v = BPEVocab.build(texts, max_size=300)
+    ids = v.encode("Zyxwq [MASK] the cat", eos=True)
+    assert v.unk_id not in ids and ids[-1] == v.eos_id and ids.count(v.mask_id) == 1
+    assert v.encode("[\\MASK]", eos=False).count(v.mask_id) == 0  # an escaped look-alike is text
+    assert v.encode("THE Cat", eos=False) == v.encode("the cat", eos=False)
+    save_vocab(v, tmp_path)
+    w = load_vocab(tmp_path)
+    assert isinstance(w, BPEVocab) and w.encode("Zyxwq [MASK]") == v.encode("Zyxwq [MASK]")
+    assert lm.stream_ids(v, ["a b", "c"]) == [v.eos_id] + v.encode("a b") + v.encode("c")
+
+
+def test_baseline1_with_bpe():
+    from veil.train.tokenizer import BPEVocab
+
+    texts = ["a b [MASK] c"] * 20
+    v = BPEVocab.build(texts + ["d e f"] * 5, max_size=280)
+    b1 = lm.make_model(S, v)
+    p0 = _mask_prob(b1, v)
+    lm.train(b1, v, texts, S, epochs=30, lr=5e-3, mask_loss_weight=0.0, progress=False)
+    assert _mask_prob(b1, v) <= p0 * 1.5

@@ -85,6 +85,38 @@ def lm_text_of_masked(text: str) -> str:
     return unescape(MARKER_RE.sub("[MASK]", text)) if "[" in text else text
 
 
+def share_rankings(filler: Any, memo: dict[Any, Any]) -> None:
+    """Let methods that differ only in strategy share the model's rankings (exact, not approximate).
+
+    A ranking depends only on the text and the marker position (and the model and its options,
+    which are part of the memo's key in the caller), never on the strategy: Top-1 and Top-K
+    therefore rank the first marker of every document identically, and Top-K reuses those rankings
+    instead of recomputing them. A stored ranking serves any request for at most as many candidates.
+    """
+    propose = getattr(filler, "propose_batch", None)
+    if propose is None:
+        return
+
+    def propose_batch(texts: Any, targets: Any, k: int) -> list[list[tuple[str, float]]]:
+        keys = [(t, s, e) for t, (s, e) in zip(texts, targets)]
+        out: list[Any] = [None] * len(keys)
+        miss = []
+        for i, key in enumerate(keys):
+            hit = memo.get(key)
+            if hit is not None and (hit[0] >= k or len(hit[1]) < hit[0]):
+                out[i] = hit[1][:k]
+            else:
+                miss.append(i)
+        if miss:
+            got = propose([texts[i] for i in miss], [targets[i] for i in miss], k)
+            for i, ranking in zip(miss, got):
+                memo[keys[i]] = (k, list(ranking))
+                out[i] = list(ranking)
+        return out
+
+    filler.propose_batch = propose_batch
+
+
 class ExperimentRunner:
     def __init__(self, spec: ExperimentSpec, out: Path, progress: bool = True,
                  only_methods: list[str] | None = None, only_techniques: list[str] | None = None) -> None:
@@ -95,6 +127,7 @@ class ExperimentRunner:
         self.lm = LMSettings.from_dict({"seed": spec.seed, **spec.lm})
         self.variants = [v for v in spec.variants if not only_methods or v.name in only_methods]
         self.techniques = {t: o for t, o in spec.techniques.items() if not only_techniques or t in only_techniques}
+        self._rank_memos: dict[str, dict[Any, Any]] = {}
 
     # ------------------------------------------------------------------ stages
     def corpus(self, which: str, c: CorpusSpec) -> tuple[list[Any], str]:
@@ -110,14 +143,15 @@ class ExperimentRunner:
 
         s = self.lm
         settings = {"corpus": h, "n_layer": s.n_layer, "n_embd": s.n_embd, "n_head": s.n_head, "context": s.context,
-                    "vocab_size": s.vocab_size, "dropout": s.dropout, "seed": s.seed, "batch_size": s.batch_size,
+                    "vocab_size": s.vocab_size, "tokenizer": s.tokenizer, "dropout": s.dropout, "seed": s.seed,
+                    "batch_size": s.batch_size,
                     "epochs": s.pretrain_epochs, "lr": s.pretrain_lr, "weight_decay": s.weight_decay,
                     "warmup_steps": s.warmup_steps}
 
         def work(tmp: Path) -> dict[str, Any]:
-            from veil.train.tokenizer import WordVocab
+            from veil.train.tokenizer import build_vocab
 
-            vocab = WordVocab.build(texts, max_size=s.vocab_size)
+            vocab = build_vocab(s.tokenizer, texts, s.vocab_size)
             model = lm.make_model(s, vocab)
             log.info("pre-training a %d-layer, %d-wide LM (%.1fM parameters, vocabulary %d) on %d sentences",
                      s.n_layer, s.n_embd, lm.n_params(model) / 1e6, len(vocab), len(texts))
@@ -188,7 +222,13 @@ class ExperimentRunner:
                     raise VeilError(f"method {v.name!r}: finetune.data must be mask-free or another fill method's name")
                 fdir, _ = self.fill(other, tech, masked_dir, mask_key)
                 texts = _read_texts(fdir / "filled.jsonl")
-            info = finetune_instruct(texts, out, model=v.model, seed=self.spec.seed, progress=self.progress, **ft)
+            if v.filler == "llm":  # the scorer's own objective: next-token LoRA on the corpus text
+                from veil.fill.llm_finetune import finetune_causal
+
+                info = finetune_causal(texts, out, model=v.model, seed=self.spec.seed, progress=self.progress, **ft)
+            else:  # llm-instruct: the paper's "Predict the [MASK] tokens" prompts
+                info = finetune_instruct(texts, out, model=v.model, seed=self.spec.seed, progress=self.progress,
+                                         **ft)
             return {"texts": len(texts), **(info or {})}
 
         return self.cache.run("filler_ft", stable_hash(settings), settings, work)
@@ -207,6 +247,8 @@ class ExperimentRunner:
             from veil.registry import fillers
 
             filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
+            memo_key = json.dumps([v.filler, model, v.options], sort_keys=True, default=str)
+            share_rankings(filler, self._rank_memos.setdefault(memo_key, {}))
             work_dir = self.cache.path("fill", key + ".work")  # survives an interruption: fill_file resumes
             work_dir.mkdir(parents=True, exist_ok=True)
             log.info("fill %s / %s: %s %s", tech, v.name, v.filler, v.strategy)

@@ -1,7 +1,7 @@
 """Train / evaluate stage: a small GPT-2-style downstream LM, pre-training, fine-tuning, perplexity per word.
 
 The model is ``transformers.GPT2LMHeadModel`` built from a config (no weights downloaded) over a
-word-level vocabulary (:mod:`veil.train.tokenizer`). Text is one stream of sentences separated by
+byte-level BPE (default) or word-level vocabulary (:mod:`veil.train.tokenizer`). Text is one stream of sentences separated by
 ``<eos>``, cut into blocks of ``context`` tokens that overlap by one token, so every token but the
 first is predicted exactly once. Fine-tuning can give zero loss weight to positions whose *target*
 is ``[MASK]`` (the paper's Baseline 1).
@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from veil.errors import VeilError
 from veil.textutil import count_words
-from veil.train.tokenizer import WordVocab
+from veil.train.tokenizer import BPEVocab, WordVocab, load_vocab, save_vocab
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,8 @@ class LMSettings:
     n_embd: int = 256
     n_head: int = 4
     context: int = 64
-    vocab_size: int = 10000
+    vocab_size: int = 8000
+    tokenizer: str = "bpe"  # byte-level BPE trained on the pre-training corpus; "word": words + <unk>
     dropout: float = 0.1
     seed: int = 0
     batch_size: int = 32
@@ -74,7 +75,7 @@ def _device(s: LMSettings) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def make_model(s: LMSettings, vocab: WordVocab) -> Any:
+def make_model(s: LMSettings, vocab: WordVocab | BPEVocab) -> Any:
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -89,9 +90,14 @@ def n_params(model: Any) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def stream_ids(vocab: WordVocab, texts: Sequence[str]) -> list[int]:
+def stream_ids(vocab: WordVocab | BPEVocab, texts: Sequence[str]) -> list[int]:
     """``<eos> s1 <eos> s2 <eos> ...``: the leading ``<eos>`` is the context of the first word."""
     ids = [vocab.eos_id]
+    if isinstance(vocab, BPEVocab):
+        for i in range(0, len(texts), 4096):
+            for row in vocab.encode_batch(texts[i:i + 4096]):
+                ids.extend(row)
+        return ids
     for t in texts:
         ids.extend(vocab.encode(t))
     return ids
@@ -130,7 +136,7 @@ def token_nll(model: Any, x: Any, valid: Any, attn: Any) -> Any:
     return nll.view(tgt.shape) * valid[:, 1:]
 
 
-def train(model: Any, vocab: WordVocab, texts: Sequence[str], s: LMSettings, *, epochs: float, lr: float,
+def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, *, epochs: float, lr: float,
           mask_loss_weight: float = 1.0, desc: str = "train", progress: bool = True) -> dict[str, Any]:
     """Next-token training on ``texts``; positions whose target is ``[MASK]`` weigh ``mask_loss_weight``."""
     import random
@@ -186,7 +192,7 @@ def train(model: Any, vocab: WordVocab, texts: Sequence[str], s: LMSettings, *, 
     return info
 
 
-def perplexity(model: Any, vocab: WordVocab, texts: Sequence[str], s: LMSettings, progress: bool = True,
+def perplexity(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, progress: bool = True,
                desc: str = "perplexity") -> dict[str, Any]:
     """Per-word perplexity: exp(total NLL / (words + sentences)); ``inf`` past float range."""
     import torch
@@ -211,17 +217,17 @@ def perplexity(model: Any, vocab: WordVocab, texts: Sequence[str], s: LMSettings
             "token_perplexity": math.exp(min(700.0, total / max(1, tokens)))}
 
 
-def save(model: Any, vocab: WordVocab, out: Path, info: dict[str, Any] | None = None) -> None:
+def save(model: Any, vocab: WordVocab | BPEVocab, out: Path, info: dict[str, Any] | None = None) -> None:
     import json
 
     out.mkdir(parents=True, exist_ok=True)
     model.to("cpu").save_pretrained(out, safe_serialization=True)
-    vocab.save(out / "vocab.json")
+    save_vocab(vocab, out)
     if info is not None:
         (out / "train_info.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
 
 
-def load(path: Path) -> tuple[Any, WordVocab]:
+def load(path: Path) -> tuple[Any, WordVocab | BPEVocab]:
     from transformers import GPT2LMHeadModel
 
-    return GPT2LMHeadModel.from_pretrained(path), WordVocab.load(path / "vocab.json")
+    return GPT2LMHeadModel.from_pretrained(path), load_vocab(path)
