@@ -65,6 +65,8 @@ readers.register("jsonl", "veil.io.formats:read_jsonl")
 readers.register("csv", "veil.io.formats:read_csv")
 readers.register("parquet", "veil.io.formats:read_parquet")
 readers.register("switchboard", "veil.io.formats:read_switchboard")
+downstream_lms.register("gpt2", "veil.train.lm:make_gpt2")
+
 for _fmt in ("jsonl", "txt", "csv", "parquet"):
     writers.register(_fmt, "veil.io.output:ResumableWriter")
 

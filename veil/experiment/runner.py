@@ -142,7 +142,8 @@ class ExperimentRunner:
         from veil.train import lm
 
         s = self.lm
-        settings = {"corpus": h, "n_layer": s.n_layer, "n_embd": s.n_embd, "n_head": s.n_head, "context": s.context,
+        settings = {"corpus": h, **({"arch": s.arch} if s.arch != "gpt2" else {}),  # (gpt2 keys predate arch)
+                    "n_layer": s.n_layer, "n_embd": s.n_embd, "n_head": s.n_head, "context": s.context,
                     "vocab_size": s.vocab_size, "tokenizer": s.tokenizer, "dropout": s.dropout, "seed": s.seed,
                     "batch_size": s.batch_size,
                     "epochs": s.pretrain_epochs, "lr": s.pretrain_lr, "weight_decay": s.weight_decay,

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 class LMSettings:
     """Every setting of the downstream LM; identical for all fine-tuning variants of one experiment."""
 
+    arch: str = "gpt2"  # a name in veil.registry.downstream_lms: a factory (settings, vocab) -> causal LM
     n_layer: int = 2
     n_embd: int = 256
     n_head: int = 4
@@ -76,6 +77,18 @@ def _device(s: LMSettings) -> str:
 
 
 def make_model(s: LMSettings, vocab: WordVocab | BPEVocab) -> Any:
+    """A fresh downstream LM built by the registered architecture ``s.arch`` (default ``gpt2``)."""
+    from veil.registry import downstream_lms
+
+    try:
+        factory = downstream_lms.get(s.arch)
+    except KeyError as e:
+        raise VeilError(f"lm.arch: {e.args[0]}") from None
+    return factory(s, vocab)
+
+
+def make_gpt2(s: LMSettings, vocab: WordVocab | BPEVocab) -> Any:
+    """GPT-2 built from a config (nothing downloaded): the paper's downstream Transformer LM, smaller."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
