@@ -85,13 +85,15 @@ def lm_text_of_masked(text: str) -> str:
     return unescape(MARKER_RE.sub("[MASK]", text)) if "[" in text else text
 
 
-def share_rankings(filler: Any, memo: dict[Any, Any]) -> None:
+def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> None:
     """Let methods that differ only in strategy share the model's rankings (exact, not approximate).
 
     A ranking depends only on the text and the marker position (and the model and its options,
     which are part of the memo's key in the caller), never on the strategy: Top-1 and Top-K
     therefore rank the first marker of every document identically, and Top-K reuses those rankings
-    instead of recomputing them. A stored ranking serves any request for at most as many candidates.
+    instead of recomputing them. A stored ranking serves any request for at most as many candidates;
+    ``request`` asks the model for at least that many candidates (the largest K of the methods that
+    share the memo: a back-end ranks all its proposals anyway, so a longer list costs nothing).
     """
     propose = getattr(filler, "propose_batch", None)
     if propose is None:
@@ -108,10 +110,11 @@ def share_rankings(filler: Any, memo: dict[Any, Any]) -> None:
             else:
                 miss.append(i)
         if miss:
-            got = propose([texts[i] for i in miss], [targets[i] for i in miss], k)
+            ask = max(k, request)
+            got = propose([texts[i] for i in miss], [targets[i] for i in miss], ask)
             for i, ranking in zip(miss, got):
-                memo[keys[i]] = (k, list(ranking))
-                out[i] = list(ranking)
+                memo[keys[i]] = (ask, list(ranking))
+                out[i] = list(ranking)[:k]
         return out
 
     filler.propose_batch = propose_batch
@@ -249,7 +252,8 @@ class ExperimentRunner:
 
             filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
             memo_key = json.dumps([v.filler, model, v.options], sort_keys=True, default=str)
-            share_rankings(filler, self._rank_memos.setdefault(memo_key, {}))
+            share_rankings(filler, self._rank_memos.setdefault(memo_key, {}),
+                           request=max(o.k for o in self.spec.variants if o.data == "filled"))
             work_dir = self.cache.path("fill", key + ".work")  # survives an interruption: fill_file resumes
             work_dir.mkdir(parents=True, exist_ok=True)
             log.info("fill %s / %s: %s %s", tech, v.name, v.filler, v.strategy)
