@@ -207,3 +207,28 @@ def test_shared_rankings_are_exact_and_save_model_calls():
     share_rankings(d, memo2, request=6)
     assert c.propose_batch(texts, targets, 1) == [r[:1] for r in direct]  # asks for 6, returns 1
     assert d.propose_batch(texts, targets, 6) == direct and calls == [3]
+
+
+def test_topk_after_top1_needs_no_model_call_through_the_fill_loop():
+    from veil.experiment.runner import ranking_request, share_rankings
+    from veil.types import MaskedDocument, Placeholder
+
+    calls = []
+
+    class Counting(AnimalFiller):
+        def propose_batch(self, texts, targets, k):
+            calls.append(k)
+            return super().propose_batch(texts, targets, k)
+
+    docs = [MaskedDocument(f"d{i}", f"the {w} [MASK] here", (Placeholder(4 + len(w) + 1, 4 + len(w) + 7, "WORD",
+                                                                       "MASK#0", "fake_animals"),), "mask")
+            for i, w in enumerate(VERBS)]
+    memo: dict = {}
+    top1, topk = Counting(strategy="top1"), Counting(strategy="topk", k=6)
+    for f in (top1, topk):
+        share_rankings(f, memo, request=ranking_request(f, 6))
+    a = [f.text for f in top1.fill(docs)]
+    n = len(calls)
+    b = [f.text for f in topk.fill(docs)]
+    assert n >= 1 and len(calls) == n  # Top-K reused every ranking
+    assert all("[MASK]" not in t for t in a + b) and a == [d.text.replace("[MASK]", "cat") for d in docs]

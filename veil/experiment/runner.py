@@ -120,6 +120,13 @@ def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> None:
     filler.propose_batch = propose_batch
 
 
+def ranking_request(filler: Any, k_max: int) -> int:
+    """The most candidates the fill loop asks for: Top-K's K (or an entity's list) plus its margin."""
+    from veil.fill.base import CANDIDATE_MARGIN
+
+    return max(k_max, getattr(filler, "entity_candidates", 0)) + CANDIDATE_MARGIN
+
+
 class ExperimentRunner:
     def __init__(self, spec: ExperimentSpec, out: Path, progress: bool = True,
                  only_methods: list[str] | None = None, only_techniques: list[str] | None = None) -> None:
@@ -253,7 +260,7 @@ class ExperimentRunner:
             filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
             memo_key = json.dumps([v.filler, model, v.options], sort_keys=True, default=str)
             share_rankings(filler, self._rank_memos.setdefault(memo_key, {}),
-                           request=max(o.k for o in self.spec.variants if o.data == "filled"))
+                           request=ranking_request(filler, max(o.k for o in self.spec.variants if o.data == "filled")))
             work_dir = self.cache.path("fill", key + ".work")  # survives an interruption: fill_file resumes
             work_dir.mkdir(parents=True, exist_ok=True)
             log.info("fill %s / %s: %s %s", tech, v.name, v.filler, v.strategy)
