@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = [
     ("bench_mask.py", ["--limit", "2000"]),
     ("bench_fill_speed.py", ["--limit", "60"]),
-    ("bench_fill_llm_speed.py", ["--limit", "10"]),
+    ("bench_fill_llm_speed.py", ["--limit", "8", "--naive-limit", "2"]),
 ]
 
 

@@ -29,7 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, default=None, help="learning rate (default 5e-5 mlm, 2e-4 LoRA)")
     p.add_argument("--mlm-probability", type=float, default=0.15, help="share of words/tokens masked (mlm)")
     p.add_argument("--token-masking", action="store_true", help="mask single tokens instead of whole words (mlm)")
-    p.add_argument("--max-length", type=int, default=128, help="tokens per training sequence (mlm)")
+    p.add_argument("--max-length", type=int, default=None,
+                   help="tokens per training sequence (default 128 for mlm; 256 for llm-instruct: prompt + answer)")
     p.add_argument("--k", type=int, default=10, help="K when --data topk")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--limit", type=int, default=None, help="use only the first N documents")
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = MLMTrainConfig(epochs=args.epochs, max_steps=args.max_steps, batch_size=args.batch_size,
                          lr=args.lr if args.lr is not None else 5e-5, mlm_probability=args.mlm_probability,
-                         whole_word=not args.token_masking, max_length=args.max_length, seed=args.seed,
+                         whole_word=not args.token_masking, max_length=args.max_length or 128, seed=args.seed,
                          device=args.device)
     if args.filled:
         from pathlib import Path
@@ -106,8 +107,8 @@ def _run_instruct(args: argparse.Namespace, progress: bool) -> int:
 
             filler = create(fillers, "llm", model=args.model, strategy=args.data, k=args.k, seed=args.seed)
             texts = [d.text for d in fill_documents(filler, docs, progress=progress)]
-    kwargs = dict(model=args.model, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed,
-                  device=args.device, progress=progress)
+    kwargs = dict(model=args.model, epochs=args.epochs, max_steps=args.max_steps, batch_size=args.batch_size,
+                  max_tokens=args.max_length or 256, seed=args.seed, device=args.device, progress=progress)
     if args.lr is not None:
         kwargs["learning_rate"] = args.lr
     info = finetune_instruct(texts, args.output, **kwargs)

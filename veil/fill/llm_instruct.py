@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from veil.errors import VeilError
-from veil.fill.base import CandidateFiller
+from veil.fill.base import CANDIDATE_MARGIN, CandidateFiller
 from veil.fill.llm import CausalWordScorer
 from veil.mask.placeholders import MARKER_RE, unescape
 from veil.textutil import WORD_RE, iter_words
@@ -144,7 +144,8 @@ class InstructLLMFiller(CandidateFiller):
     ``model``: a LoRA adapter folder from ``veil finetune --filler llm-instruct``, or any causal LM
     ``veil.models.smollm2.load_causal_lm`` accepts (default: SmolLM2-135M-Instruct, zero-shot).
     The instruct answer is the first candidate; when more are wanted (Top-K, entity types), the
-    ``llm`` scorer's ranking (adapter off) follows it.
+    ``llm`` scorer's ranking (adapter off) follows it. A Top-1 request gets the answer alone (no
+    ranking is computed for it).
     """
 
     name = "llm-instruct"
@@ -253,7 +254,10 @@ class InstructLLMFiller(CandidateFiller):
                 self._remember(inp, fills)
             for i in todo:
                 answers[i] = self._memo.get(_memo_key(*windows[i]))
-        need_llm = [i for i in range(len(texts)) if answers[i] is None or k > 1]
+        # A Top-1 request (one word plus the fill loop's spare margin) takes the instruct answer as
+        # it is: the answer is a checked whole word, so the llm ranking is computed only where the
+        # output broke the input or more candidates are wanted (Top-K, entity types).
+        need_llm = [i for i in range(len(texts)) if answers[i] is None or k > 1 + CANDIDATE_MARGIN]
         ranked: dict[int, list[tuple[str, float]]] = {}
         if need_llm:
             with self._adapter_off():
@@ -366,13 +370,14 @@ def finetune_instruct(texts: Iterable[Any], output_dir: str | Path, *, model: st
                       lora_r: int = 8, lora_alpha: int = 16, lora_dropout: float = 0.05,
                       target_modules: Sequence[str] = ("q_proj", "k_proj", "v_proj", "o_proj"),
                       mask_rate: float = 0.15, max_masks: int = 3, max_words: int = 48, max_tokens: int = 256,
-                      limit: int | None = None, seed: int = 0, device: str | None = None,
+                      limit: int | None = None, max_steps: int | None = None, seed: int = 0,
+                      device: str | None = None,
                       model_obj: Any = None, tokenizer: Any = None, progress: bool = True) -> dict:
     """LoRA fine-tuning of the ``llm-instruct`` filler (paper §4.2.4); returns a summary dict.
 
     ``texts``: strings or documents (``.text``) without markers: the mask-free documents of a corpus
     or a filled corpus. Each piece gets a few random words masked (``mask_rate`` of its words, 1 to
-    ``max_masks``). Adapters, tokenizer and ``veil_adapter.json`` (the base model's name) are
+    ``max_masks``). ``max_steps`` overrides ``epochs``. Adapters, tokenizer and ``veil_adapter.json`` (the base model's name) are
     written to ``output_dir`` (replaced atomically) and load with
     ``veil fill --filler llm-instruct --model OUTPUT_DIR``. Runs on a GPU when one is present.
     A plain loop rather than ``transformers.Trainer``: minutes-long CPU runs need no checkpointing
@@ -410,7 +415,9 @@ def finetune_instruct(texts: Iterable[Any], output_dir: str | Path, *, model: st
     params = [p for p in peft_model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.0)
     steps_per_epoch = math.ceil(len(examples) / batch_size)
-    total = max(1, math.ceil(steps_per_epoch * epochs))
+    total = max_steps if max_steps is not None else max(1, math.ceil(steps_per_epoch * epochs))
+    if total < 1:
+        raise VeilError("max_steps must be at least 1")
     sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=max(1, total // 20), num_training_steps=total)
     rng = random.Random(seed)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
@@ -439,7 +446,7 @@ def finetune_instruct(texts: Iterable[Any], output_dir: str | Path, *, model: st
             opt.step()
             sched.step()
             opt.zero_grad(set_to_none=True)
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
             step += 1
             bar.update(1)
             bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")

@@ -1,0 +1,178 @@
+"""Fill stage benchmark: speed of the ``llm`` filler (real SmolLM2-135M-Instruct) against the naive scorer.
+
+One command: ``.venv/bin/python bench/bench_fill_llm_speed.py`` (defaults sized for <= 5 minutes on
+one CPU thread; ``--limit N`` / ``--naive-limit N`` enlarge it).
+
+Workload: Switchboard validation utterances (``../shared/data/switchboard/val``, read with veil's
+``switchboard`` reader) masked with the ``allow_list`` masker, ``[MASK]`` style; the first
+``--limit`` utterances that get at least one marker. Every (merged) marker is filled Top-1, left to
+right, by veil's fill loop; only the back-end differs.
+
+Configurations:
+
+- ``naive``: what a user would write: ``CausalWordScorer.propose_naive`` / ``score_naive``: per
+  marker, one forward over the left context for the first-token proposals, one forward per
+  extension step of each proposal, then **one full-sentence forward per candidate**; no cache, no
+  batching. Runs on the first ``--naive-limit`` utterances (it is slow);
+- ``veil``: ``LLMFiller`` as shipped (left context encoded once per marker, its key/value cache
+  shared by all candidates, candidates of all markers batched, LM head only where a probability is
+  needed), timed on the naive run's utterances (same work, so the ratio is exact) and on all
+  ``--limit`` utterances. Its Top-1 substitutes must equal the naive ones (exit code 1 otherwise);
+- approximate modes, each with its Top-1 agreement with ``veil`` (share of identical substitutes
+  on all ``--limit`` utterances): ``veil-bf16`` (bfloat16 weights), ``veil-c16`` (16 instead of 32
+  proposals re-scored per marker), ``veil-bf16-c16`` (both), ``veil-r8`` (right context cut at 8
+  words instead of 32; not in the default list: Switchboard utterances are short, it saves little).
+
+Timings on a shared machine vary; every configuration runs in the same process, one after the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+APPROX = {  # name: (LLMFiller options, model dtype)
+    "veil-bf16": ({}, "bf16"),
+    "veil-c16": ({"n_candidates": 16}, None),
+    "veil-bf16-c16": ({"n_candidates": 16}, "bf16"),
+    "veil-r8": ({"right_words": 8}, None),
+}
+
+
+def masked_workload(limit: int, data: Path):
+    from veil.io import read_documents
+    from veil.mask.allow_list import AllowListMasker
+    from veil.mask.engine import MaskingEngine
+
+    val = data / "switchboard" / "val"
+    if not val.is_dir():
+        sys.exit(f"no Switchboard validation folder at {val}")
+    engine = MaskingEngine([AllowListMasker()], style="mask")
+    out = []
+    for doc in read_documents(val, "switchboard"):
+        if not doc.text.strip():
+            continue
+        m = engine.mask([doc])[0]
+        if m.placeholders:
+            out.append(m)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def naive_filler_class():
+    from veil.fill.llm import LLMFiller
+
+    class NaiveLLMFiller(LLMFiller):
+        """The same fill loop with the naive back-end: per-candidate full-sentence forwards."""
+
+        def propose_batch(self, texts, targets, k):
+            return self.scorer.rank_naive(texts, targets, k)
+
+    return NaiveLLMFiller
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limit", type=int, default=30, help="utterances for veil and the approximate modes (default 30)")
+    ap.add_argument("--naive-limit", type=int, default=6,
+                    help="utterances for the naive scorer and the same-work veil run (default 6)")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    ap.add_argument("--variants", default="naive,veil,veil-bf16,veil-c16,veil-bf16-c16",
+                    help="configurations (naive, veil, veil-bf16, veil-c16, veil-bf16-c16, veil-r8)")
+    ap.add_argument("--model", default=None, help="causal LM (default: the packaged SmolLM2-135M-Instruct)")
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
+    args = ap.parse_args(argv)
+
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    from veil.fill.base import document_slots
+    from veil.fill.llm import LLMFiller
+    from veil.models.smollm2 import load_causal_lm
+
+    hf_logging.set_verbosity_error()
+    torch.set_num_threads(args.threads)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = set(variants) - {"naive", "veil", *APPROX}
+    if unknown:
+        sys.exit(f"unknown variants: {', '.join(sorted(unknown))}")
+    docs = masked_workload(max(args.limit, args.naive_limit), Path(args.data))
+    n_naive = min(args.naive_limit, len(docs))
+    docs_all, docs_naive = docs[:args.limit], docs[:n_naive]
+
+    def markers(ds):
+        return sum(len(document_slots(d)) for d in ds)
+
+    t = time.perf_counter()
+    model, tok = load_causal_lm(args.model, device="cpu")
+    load_s = time.perf_counter() - t
+    print(f"workload: {len(docs_all)} Switchboard val utterances, {markers(docs_all)} markers to fill "
+          f"(allow_list masking, runs merged); naive on the first {n_naive} ({markers(docs_naive)} markers); "
+          f"{args.threads} thread(s), torch {torch.__version__}; model loaded in {load_s:.1f} s", flush=True)
+
+    def run(filler, ds):
+        filler.scorer  # build vocabulary tables outside the timing
+        t0 = time.perf_counter()
+        out = filler.fill(ds)
+        return [s.substitute for d in out for s in d.substitutions], time.perf_counter() - t0
+
+    rows = []  # (configuration, docs, markers, seconds, agreement, ratio)
+    subs: dict[str, list[str]] = {}
+    naive_s = None
+    if "naive" in variants:
+        subs["naive"], naive_s = run(naive_filler_class()(model_obj=model, tokenizer=tok, avoid={}), docs_naive)
+        rows.append(("naive (per-candidate forwards)", len(docs_naive), markers(docs_naive), naive_s, "ref", 1.0))
+        print(f"  naive: {naive_s:.1f} s", flush=True)
+    mismatch = False
+    if "veil" in variants or any(v in APPROX for v in variants):
+        veil = LLMFiller(model_obj=model, tokenizer=tok, avoid={})
+        if "naive" in variants:
+            same, secs = run(veil, docs_naive)
+            agree = sum(a == b for a, b in zip(same, subs["naive"]))
+            mismatch = agree != len(same) or len(same) != len(subs["naive"])
+            rows.append(("veil, same utterances as naive", len(docs_naive), markers(docs_naive), secs,
+                         "identical" if not mismatch else f"MISMATCH {agree}/{len(same)}", naive_s / secs))
+            print(f"  veil on the naive utterances: {secs:.1f} s", flush=True)
+        subs["veil"], secs = run(veil, docs_all)
+        rows.append(("veil (exact)", len(docs_all), markers(docs_all), secs, "ref" if "naive" not in variants
+                     else "exact (see above)", None))
+        print(f"  veil: {secs:.1f} s", flush=True)
+        for v in variants:
+            if v not in APPROX:
+                continue
+            opts, dtype = APPROX[v]
+            m = model
+            if dtype == "bf16":
+                m = copy.deepcopy(model).to(torch.bfloat16)
+            f = LLMFiller(model_obj=m, tokenizer=tok, avoid={}, **opts)
+            subs[v], secs = run(f, docs_all)
+            agree = sum(a == b for a, b in zip(subs[v], subs["veil"])) / max(1, len(subs["veil"]))
+            rows.append((v, len(docs_all), markers(docs_all), secs, f"{100 * agree:.1f}% of veil's", None))
+            print(f"  {v}: {secs:.1f} s", flush=True)
+            del f, m
+    naive_rate = markers(docs_naive) / naive_s if naive_s else None
+    print("\n| configuration | utterances | markers | seconds | masks/s | sentences/s | x naive | Top-1 choices |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for name, nd, nm, secs, agree, ratio in rows:
+        if ratio is None and naive_rate:
+            ratio = (nm / secs) / naive_rate
+        r = f"{ratio:.1f}" if ratio is not None else ""
+        print(f"| {name} | {nd} | {nm} | {secs:.1f} | {nm / secs:.2f} | {nd / secs:.2f} | {r} | {agree} |")
+    if naive_rate:
+        print("\n(x naive: masks/s over the naive masks/s; exact for the same-utterance row, a rate ratio otherwise)")
+    if mismatch:
+        bad = [(a, b) for a, b in zip(subs["naive"], subs["veil"]) if a != b][:5]
+        print(f"MISMATCH: veil's Top-1 substitutes differ from the naive scorer's, e.g. {bad}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
