@@ -50,3 +50,41 @@ def test_roc_from_scores_matches_hand_computation():
 def test_needs_members_and_non_members():
     with pytest.raises(VeilError, match="both members and non-members"):
         roc({"a": 1, "b": 2}, ["a", "b"])
+
+
+def test_all_zero_scores_are_reported_as_no_signal_not_as_a_chance_attack():
+    from veil.audit.membership import no_signal_note
+
+    s = membership_summary({"m1": 0, "m2": 0, "n1": 0, "n2": 0}, ["m1", "m2"])
+    assert s["signal"] == {"members_scored": 0, "non_members_scored": 0, "distinct_scores": 1, "min_fpr": 0.5,
+                           "degenerate": True}
+    assert s["tpr_at_fpr_strict"] == {"0.001": 0.0, "0.01": 0.0, "0.1": 0.0}  # no deterministic threshold works
+    assert "no indirect identifier was predicted for any person" in no_signal_note(s["signal"])
+    live = membership_summary({"m1": 2, "m2": 0, "n1": 1, "n2": 0}, ["m1", "m2"])
+    assert live["signal"]["members_scored"] == 1 and live["signal"]["non_members_scored"] == 1
+    assert not live["signal"]["degenerate"] and no_signal_note(live["signal"]) is None
+
+
+def test_ties_between_members_and_non_members_do_not_inflate_tpr():
+    # m1 and n1 tie at the top: no deterministic threshold separates them
+    s = membership_summary({"m1": 3, "m2": 0, "n1": 3, "n2": 0}, ["m1", "m2"])
+    assert s["tpr_at_fpr_strict"]["0.1"] == 0.0
+    assert s["tpr_at_fpr"]["0.1"] == pytest.approx(0.1)  # the randomised threshold: on the diagonal
+    assert s["auc"] == pytest.approx(0.5)
+
+
+def test_table_markdown_footnotes_a_row_without_signal():
+    from veil.audit.cli_ppmlm import table_markdown
+
+    def result(scores):
+        s = membership_summary(scores, ["m1", "m2"])
+        return {"utility": 0.3, "privacy": 0.99, "auc": s["auc"], "tpr_at_fpr": s["tpr_at_fpr"],
+                "tpr_at_fpr_strict": s["tpr_at_fpr_strict"], "mia_signal": s["signal"]}
+
+    md = table_markdown({"mlm": result({"m1": 2, "m2": 1, "n1": 0, "n2": 0}),
+                         "ppmlm": result({"m1": 0, "m2": 0, "n1": 0, "n2": 0})}, "tiny",
+                        {"members": 2, "non_members": 2, "identifiers": 10})
+    assert "| MLM | 100.00% |" in md and "| 2 / 0 |" in md
+    assert "| 0 / 0 [1] |" in md
+    assert "[1] PPMLM: no indirect identifier was predicted for any person" in md
+    assert "1/2 = 50.00%" in md

@@ -49,6 +49,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--direct-masker", default="entity_tagger",
                    help="comma-separated maskers that find direct identifiers (default entity_tagger)")
     g.add_argument("--seed", type=int, default=0, help="seed of the person split, masking and training")
+    w = p.add_argument_group("MLM head warm-up of the default MiniLM model (ignored with --model)")
+    w.add_argument("--warmup-steps", type=int, default=None,
+                   help="generic MLM warm-up steps on Brown before the audit (default: veil.models.minilm's 60; "
+                        "each setting is trained once and cached)")
+    w.add_argument("--warmup-lr", type=float, default=None, help="warm-up peak learning rate (default 5e-4)")
+    w.add_argument("--warmup-layers", type=int, default=None,
+                   help="top encoder layers trained in the warm-up (default 3; 0 or less: all)")
     t = p.add_argument_group("fine-tuning")
     t.add_argument("--epochs", type=int, default=2)
     t.add_argument("--batch-size", type=int, default=16)
@@ -151,20 +158,50 @@ def table_rows(results: dict[str, dict]) -> list[dict]:
     rows = []
     for m, r in results.items():
         t = r["tpr_at_fpr"]
+        strict = r.get("tpr_at_fpr_strict") or {}
+        sig = r.get("mia_signal") or {}
         rows.append({"method": LABELS.get(m, m), "tpr_at_0.1%_fpr": t["0.001"], "tpr_at_1%_fpr": t["0.01"],
                      "tpr_at_10%_fpr": t["0.1"], "auc": r["auc"], "utility": r["utility"], "privacy": r["privacy"],
-                     "privacy_direct": r.get("privacy_direct"), "privacy_indirect": r.get("privacy_indirect")})
+                     "privacy_direct": r.get("privacy_direct"), "privacy_indirect": r.get("privacy_indirect"),
+                     "strict_tpr_at_0.1%_fpr": strict.get("0.001"), "strict_tpr_at_1%_fpr": strict.get("0.01"),
+                     "strict_tpr_at_10%_fpr": strict.get("0.1"),
+                     "members_scored": sig.get("members_scored"), "non_members_scored": sig.get("non_members_scored"),
+                     "leaked_identifiers": r.get("leaked_identifiers"), "mia_degenerate": sig.get("degenerate")})
     return rows
 
 
-def table_markdown(results: dict[str, dict], model_label: str) -> str:
+def table_markdown(results: dict[str, dict], model_label: str, stats: dict | None = None) -> str:
+    """PPMLM Table 2's layout (TPR at 0.1%, 1%, 10% FPR) plus AUC, utility, privacy and how many
+    persons the attack scored above 0; footnotes say when a row carries no signal at all."""
+    from veil.audit.membership import no_signal_note
+
     pct = lambda x: f"{100 * x:.2f}%"  # noqa: E731
-    lines = ["| FPR@ | 0.1% | 1% | 10% | AUC | utility | privacy |", "|---|---|---|---|---|---|---|",
-             f"| **{model_label}** | | | | | | |"]
-    for r in table_rows(results):
-        lines.append(f"| {r['method']} | {pct(r['tpr_at_0.1%_fpr'])} | {pct(r['tpr_at_1%_fpr'])} | "
-                     f"{pct(r['tpr_at_10%_fpr'])} | {r['auc']:.3f} | {r['utility']:.3f} | {r['privacy']:.4f} |")
-    return "\n".join(lines) + "\n"
+    lines = ["| FPR@ | 0.1% | 1% | 10% | AUC | utility | privacy | persons scored > 0 (members / non-members) |",
+             "|---|---|---|---|---|---|---|---|", f"| **{model_label}** | | | | | | | |"]
+    notes: list[str] = []
+    for m, r in results.items():
+        t = r["tpr_at_fpr"]
+        sig = r.get("mia_signal") or {}
+        note = no_signal_note(sig)
+        mark = ""
+        if note:
+            notes.append(f"{LABELS.get(m, m)}: {note}; the attack has nothing to rank, so its ROC is the "
+                         f"diagonal by construction (TPR = FPR, AUC 0.5) — not a measured chance-level result.")
+            mark = f" [{len(notes)}]"
+        scored = (f"{sig['members_scored']} / {sig['non_members_scored']}" if "members_scored" in sig else "")
+        lines.append(f"| {LABELS.get(m, m)} | {pct(t['0.001'])} | {pct(t['0.01'])} | {pct(t['0.1'])} | "
+                     f"{r['auc']:.3f} | {r['utility']:.3f} | {r['privacy']:.4f} | {scored}{mark} |")
+    out = "\n".join(lines) + "\n"
+    if notes:
+        out += "\n" + "\n".join(f"[{i}] {n}" for i, n in enumerate(notes, 1)) + "\n"
+    if stats and stats.get("non_members"):
+        n = int(stats["non_members"])
+        out += (f"\n{stats.get('members')} members, {n} non-members: the smallest non-zero FPR an attack can "
+                f"realise is 1/{n} = {100 / n:.2f}%; TPR at lower FPRs is interpolated from the ROC vertex at "
+                f"FPR 0 (the share of members scored above every non-member). Utility: top-1 accuracy on "
+                f"masked non-identifier words of non-members' text; privacy: 1 - leaked / "
+                f"{stats.get('identifiers')} training identifiers.\n")
+    return out
 
 
 def write_plots(results: dict[str, dict], out: Path) -> list[str]:
@@ -228,7 +265,7 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
 def write_outputs(results: dict[str, dict], stats: dict, config: dict, out: Path, model_label: str) -> None:
     rows = table_rows(results)
     _atomic_write(out / "table.csv", _csv_text(rows, list(rows[0]) if rows else ["method"]))
-    _atomic_write(out / "table.md", table_markdown(results, model_label))
+    _atomic_write(out / "table.md", table_markdown(results, model_label, stats))
     full = {"config": config, "data": stats,
             "methods": {m: {k: v for k, v in r.items() if not k.startswith("_")} for m, r in results.items()}}
     _atomic_write(out / "results.json", json.dumps(full, indent=1, default=str))
@@ -258,14 +295,17 @@ def run(args: argparse.Namespace) -> int:
                                   trainable_layers=args.trainable_layers, dp_epsilon=args.dp_epsilon,
                                   dp_delta=args.dp_delta, dp_max_grad_norm=args.dp_max_grad_norm,
                                   dp_grad_sample_mode=args.dp_grad_sample_mode)
+    warmup = _warmup_config(args)
     docs = read_corpus(args.corpus, args.format)
     if not docs:
         raise VeilError(f"{args.corpus}: no documents")
-    _, tok = load_masked_lm(args.model)
+    _, tok = load_masked_lm(args.model, warmup=warmup)
     data = ppmlm.prepare(docs, tok, audit_cfg, train_cfg)
     log.info("data: %s", json.dumps(data.stats))
     config = {"corpus": str(args.corpus), "format": args.format, "model": args.model or "minilm",
               "audit": asdict(audit_cfg), "train": asdict(train_cfg)}
+    if warmup is not None:
+        config["warmup"] = asdict(warmup)
     fp = _fingerprint(config, data.stats)
     results: dict[str, dict] = {}
     for m in methods:
@@ -279,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
         log.info("method %s", m)
         try:
             r = ppmlm.run_method(m, data, args.model, tok, audit_cfg, train_cfg,
-                                 save_to=(out / "models" / m) if args.save_models else None)
+                                 save_to=(out / "models" / m) if args.save_models else None, warmup=warmup)
         except VeilError:
             raise
         except Exception as e:  # a method that cannot run (DP on an unsupported layer) must not sink the others
@@ -288,6 +328,9 @@ def run(args: argparse.Namespace) -> int:
             log.error("dp failed: %s: %s", type(e).__name__, e)
             _atomic_write(out / "methods" / "dp.error.txt", f"{type(e).__name__}: {e}\n")
             continue
+        err = out / "methods" / f"{m}.error.txt"
+        if err.is_file():
+            err.unlink()
         _atomic_write(path, json.dumps({"fingerprint": fp, "result": r}, default=str))
         _atomic_write(out / "methods" / f"{m}.scores.csv",
                       _csv_text(r["_scores"], ["person", "member", "score", "indirect_identifiers"]))
@@ -295,17 +338,42 @@ def run(args: argparse.Namespace) -> int:
                       _csv_text(r["_regurgitation"], ["identifier", "kind", "repetitions", "predicted",
                                                       "predicted_in_place"]))
         results[m] = r
-        write_outputs(results, data.stats, config, out, _model_label(args.model))
+        write_outputs(results, data.stats, config, out, _model_label(args.model, warmup))
     if not results:
         raise VeilError("no method finished")
-    write_outputs(results, data.stats, config, out, _model_label(args.model))
+    write_outputs(results, data.stats, config, out, _model_label(args.model, warmup))
     if args.json:
         print(json.dumps({m: public(r) for m, r in results.items()}, indent=1))
     else:
-        print(table_markdown(results, _model_label(args.model)))
+        print(table_markdown(results, _model_label(args.model, warmup), data.stats))
         print(f"tables and plots under {out}")
     return 0
 
 
-def _model_label(model: str | None) -> str:
-    return "all-MiniLM-L6-v2 + MLM head (warmed up)" if not model or model == "minilm" else str(model)
+def _warmup_config(args: argparse.Namespace) -> Any:
+    """A WarmupConfig when any --warmup-* option is given (only the default MiniLM uses it), else None."""
+    if args.warmup_steps is None and args.warmup_lr is None and args.warmup_layers is None:
+        return None
+    from dataclasses import replace
+
+    from veil.models.minilm import WarmupConfig
+
+    cfg = WarmupConfig()
+    if args.warmup_steps is not None:
+        if args.warmup_steps < 1:
+            raise VeilError(f"--warmup-steps must be at least 1, got {args.warmup_steps}")
+        cfg = replace(cfg, steps=args.warmup_steps)
+    if args.warmup_lr is not None:
+        cfg = replace(cfg, lr=args.warmup_lr)
+    if args.warmup_layers is not None:
+        cfg = replace(cfg, trainable_layers=args.warmup_layers if args.warmup_layers > 0 else None)
+    return cfg
+
+
+def _model_label(model: str | None, warmup: Any = None) -> str:
+    if model and model != "minilm":
+        return str(model)
+    from veil.models.minilm import WarmupConfig
+
+    steps = (warmup or WarmupConfig()).steps
+    return f"all-MiniLM-L6-v2 + MLM head (warmed up {steps} steps on Brown)"

@@ -7,7 +7,13 @@ persons probed the same way. A higher score means "more likely a member".
 
 TPR at a given FPR is read off the ROC curve by linear interpolation between its vertices: a point
 between two vertices is achieved by a randomised threshold, so it is an attainable operating point
-(and a score that carries no signal gives TPR = FPR, the diagonal).
+(and a score that carries no signal gives TPR = FPR, the diagonal). Persons with tied scores form
+one vertex (they cannot be told apart), so ties never make the attack look better than it is. The
+summary also gives the deterministic-threshold TPR (``tpr_at_fpr_strict``: the best vertex at or left
+of the FPR, no randomisation) and says how many persons scored above zero, so that "no identifier
+was predicted for any person" (every score 0, ROC = diagonal by construction) is stated as such
+rather than read as a measured chance-level attack. With ``n`` non-members the smallest non-zero FPR
+an attack can realise is ``1/n``; lower FPRs are interpolated from the vertex at FPR 0.
 """
 
 from __future__ import annotations
@@ -68,10 +74,39 @@ def tpr_at_fpr(fpr: list[float], tpr: list[float], target: float) -> float:
     return float(best)
 
 
+def tpr_at_fpr_strict(fpr: list[float], tpr: list[float], target: float) -> float:
+    """TPR of the best *deterministic* threshold whose FPR is at most ``target`` (no interpolation)."""
+    if not 0.0 <= target <= 1.0:
+        raise VeilError(f"FPR must lie in [0, 1], got {target}")
+    return float(max((t for f, t in zip(fpr, tpr) if f <= target), default=0.0))
+
+
 def membership_summary(scores: Mapping[str, float], members: Iterable[str],
                        fprs: Iterable[float] = TABLE2_FPRS) -> dict[str, Any]:
-    """``{"auc", "tpr_at_fpr": {"0.001": x, ...}, "roc": {...}}`` for the scores."""
+    """``{"auc", "tpr_at_fpr", "tpr_at_fpr_strict", "signal", "roc"}`` for the scores.
+
+    ``signal``: ``members_scored`` / ``non_members_scored`` (persons with a score above 0),
+    ``distinct_scores``, ``min_fpr`` (1 / non-members) and ``degenerate`` (every person has the same
+    score: the attack has nothing to rank, its ROC is the diagonal whatever the model did).
+    """
+    members = set(members)
     curve = roc(scores, members)
+    fprs = tuple(fprs)
+    values = {float(v) for v in scores.values()}
+    signal = {"members_scored": sum(1 for p, v in scores.items() if p in members and v > 0),
+              "non_members_scored": sum(1 for p, v in scores.items() if p not in members and v > 0),
+              "distinct_scores": len(values), "min_fpr": 1.0 / curve["non_members"],
+              "degenerate": len(values) <= 1}
     return {"auc": curve["auc"],
             "tpr_at_fpr": {str(f): tpr_at_fpr(curve["fpr"], curve["tpr"], f) for f in fprs},
-            "roc": curve}
+            "tpr_at_fpr_strict": {str(f): tpr_at_fpr_strict(curve["fpr"], curve["tpr"], f) for f in fprs},
+            "signal": signal, "roc": curve}
+
+
+def no_signal_note(signal: Mapping[str, Any]) -> str | None:
+    """A sentence for a table footnote when the scores cannot rank anyone, else None."""
+    if not signal.get("degenerate"):
+        return None
+    if signal.get("members_scored", 0) == 0 and signal.get("non_members_scored", 0) == 0:
+        return "no indirect identifier was predicted for any person (every score 0)"
+    return "every person has the same score"

@@ -671,7 +671,10 @@ def evaluate_method(model: Any, tok: Any, data: AuditData, cfg: AuditConfig, tra
         "privacy_indirect": metrics.privacy(mpred, data.indirect_train),
         "auc": mia["auc"],
         "tpr_at_fpr": mia["tpr_at_fpr"],
+        "tpr_at_fpr_strict": mia["tpr_at_fpr_strict"],
+        "mia_signal": mia["signal"],
         "leaked_identifiers": len(leaked),
+        "identifiers_probed": sum(1 for p in mpred if p.purpose == "identifier"),
         "utility_words": sum(1 for p in npred if p.purpose == "utility"),
         "training_text_accuracy": metrics.utility(mpred),
         "_roc": mia["roc"],
@@ -682,8 +685,11 @@ def evaluate_method(model: Any, tok: Any, data: AuditData, cfg: AuditConfig, tra
 
 
 def run_method(name: str, data: AuditData, model_name: str | None, tok: Any, cfg: AuditConfig,
-               train_cfg: TrainConfig, save_to: Any = None) -> dict[str, Any]:
-    """Load a fresh model, fine-tune it with method ``name`` and evaluate it."""
+               train_cfg: TrainConfig, save_to: Any = None, warmup: Any = None) -> dict[str, Any]:
+    """Load a fresh model, fine-tune it with method ``name`` and evaluate it.
+
+    ``warmup``: a ``veil.models.minilm.WarmupConfig`` for the default MiniLM (None: its defaults).
+    """
     import time
 
     from veil.models.minilm import load_masked_lm
@@ -692,7 +698,7 @@ def run_method(name: str, data: AuditData, model_name: str | None, tok: Any, cfg
         raise VeilError(f"unknown method {name!r}; known: {', '.join(METHODS)}")
     method = METHODS[name]
     t0 = time.time()
-    model, _ = load_masked_lm(model_name)
+    model, _ = load_masked_lm(model_name, warmup=warmup)
     train_stats: dict[str, Any] = {}
     if method.train:
         chunks = data.pseudonymised_chunks if method.pseudonymise else data.member_chunks
