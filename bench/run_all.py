@@ -1,4 +1,4 @@
-"""Benchmarks: run every speed benchmark in turn (`make bench`); each prints its own table with ratios.
+"""Benchmarks: run every speed benchmark (and the fill quality report) in turn (`make bench`); each prints its own table.
 
     python bench/run_all.py [--quick]
 
@@ -19,6 +19,7 @@ BENCHMARKS = [
     ("bench_mask.py", ["--limit", "2000"]),
     ("bench_fill_speed.py", ["--limit", "60"]),
     ("bench_fill_llm_speed.py", ["--limit", "8", "--naive-limit", "2"]),
+    ("bench_fill_quality.py", ["--limit", "10"]),
 ]
 
 
