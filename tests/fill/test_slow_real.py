@@ -1,4 +1,5 @@
-"""Slow, opt-in (``pytest -m slow``): the mlm filler with the real offline MiniLM on real data."""
+"""Slow, opt-in (``pytest -m slow``): the mlm filler with the real offline MiniLM, the llm filler with the real
+SmolLM2-135M-Instruct, on real data."""
 
 from __future__ import annotations
 
@@ -53,3 +54,26 @@ def test_typed_substitutes_agree_with_spacy_on_conll(shared_data):
     filled = MLMFiller().fill(masked)
     report = entity_type_agreement(filled)
     assert report["all"]["n"] > 50 and report["all"]["share"] >= 0.9
+
+
+def test_smollm2_cached_ranking_equals_the_naive_scorer_on_switchboard(shared_data):
+    pytest.importorskip("torch")
+    from veil.fill.llm import LLMFiller
+    from veil.mask.allow_list import AllowListMasker
+    from veil.mask.engine import MaskingEngine
+    from veil.mask.placeholders import MARKER_RE
+    from veil.textutil import WORD_RE
+    from veil.types import Document
+
+    f = sorted((shared_data / "switchboard" / "val").glob("*.txt"))[0]
+    lines = [ln.split("|")[1] for ln in f.read_text(encoding="utf-8").splitlines() if ln.count("|") >= 2]
+    docs = MaskingEngine([AllowListMasker()], style="mask").mask([Document(f"u{i}", t) for i, t in enumerate(lines)])
+    docs = [d for d in docs if d.placeholders][:3]
+    filler = LLMFiller(avoid={})
+    texts = [d.text for d in docs]
+    targets = [MARKER_RE.search(t).span() for t in texts]
+    fast = filler.scorer.rank(texts, targets, 10)
+    naive = filler.scorer.rank_naive(texts, targets, 10)
+    assert [[w for w, _ in r] for r in fast] == [[w for w, _ in r] for r in naive]
+    out = filler.fill(docs)
+    assert all(WORD_RE.fullmatch(s.substitute) for d in out for s in d.substitutions)
