@@ -88,3 +88,17 @@ def test_table_markdown_footnotes_a_row_without_signal():
     assert "| 0 / 0 [1] |" in md
     assert "[1] PPMLM: no indirect identifier was predicted for any person" in md
     assert "1/2 = 50.00%" in md
+
+
+def test_warmup_options_build_a_warmup_config_only_when_given():
+    import argparse
+
+    from veil.audit.cli_ppmlm import _model_label, _warmup_config
+
+    ns = lambda **kw: argparse.Namespace(**{"warmup_steps": None, "warmup_lr": None, "warmup_layers": None, **kw})  # noqa: E731
+    assert _warmup_config(ns()) is None
+    cfg = _warmup_config(ns(warmup_steps=400, warmup_layers=0))
+    assert cfg.steps == 400 and cfg.trainable_layers is None
+    assert "400 steps" in _model_label(None, cfg) and _model_label("roberta-base", cfg) == "roberta-base"
+    with pytest.raises(VeilError):
+        _warmup_config(ns(warmup_steps=0))
