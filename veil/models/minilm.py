@@ -47,7 +47,12 @@ RAW_MODEL = "minilm-raw"
 class WarmupConfig:
     """Generic MLM warm-up of the new head (all defaults on one screen)."""
 
-    steps: int = 60  # optimiser steps; ~10 min on 2 busy CPU threads
+    # Optimiser steps; ~10 min on 2 busy CPU threads. 60 steps leave a nearly context-blind head
+    # (it answers "the" / "," at most masks: Brown MLM loss ~7); 400 steps (~14 min on one thread,
+    # loss ~5.6) give contextual guesses ("i went to the [MASK]" -> house, day, dinner), which the
+    # privacy audit needs (`veil audit ppmlm --warmup-steps 400`). The default stays 60 so that
+    # cached fills made with it keep their meaning.
+    steps: int = 60
     batch_size: int = 32  # sequences per step
     max_length: int = 64  # tokens per packed sequence, [CLS] and [SEP] included
     lr: float = 5e-4  # AdamW peak learning rate, linear decay to 0 (the head is new: a high rate)
