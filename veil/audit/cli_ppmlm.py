@@ -217,7 +217,8 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
     for m, r in results.items():
         roc = r["_roc"]
         ax.plot([max(x, 1e-4) for x in roc["fpr"]], [max(y, 1e-4) for y in roc["tpr"]],
-                label=f"{LABELS.get(m, m)} (AUC {r['auc']:.3f})")
+                label=f"{LABELS.get(m, m)} (AUC {r['auc']:.3f})"
+                      + (" — nobody scored" if (r.get("mia_signal") or {}).get("degenerate") else ""))
     ax.plot([1e-4, 1], [1e-4, 1], "k--", lw=0.8, label="random guess")
     ax.set(xscale="log", yscale="log", xlabel="false-positive rate", ylabel="true-positive rate",
            title="Membership inference (indirect identifiers)")
