@@ -27,14 +27,9 @@ each training text, with the loss on the output tokens only; ``veil fill --fille
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import random
 import re
-import shutil
-import tempfile
-import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -383,16 +378,10 @@ def finetune_instruct(texts: Iterable[Any], output_dir: str | Path, *, model: st
     A plain loop rather than ``transformers.Trainer``: minutes-long CPU runs need no checkpointing
     or distributed set-up, and the loop shows every training default on one screen.
     """
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from tqdm.auto import tqdm
-    from transformers import get_linear_schedule_with_warmup
-
-    from veil.models.smollm2 import ADAPTER_META, DEFAULT_MODEL, load_causal_lm, resolve_device
+    from veil.fill.lora import base_name, check_output, load_base, save_adapter, train_lora
 
     out = Path(output_dir)
-    if out.exists() and any(out.iterdir()) and not (out / "adapter_config.json").is_file():
-        raise VeilError(f"{out} exists and is not a veil adapter folder; choose another output")
+    check_output(out)
     pairs, skipped = training_examples(texts, max_words=max_words, mask_rate=mask_rate, max_masks=max_masks,
                                        seed=seed, limit=limit)
     if not pairs:
@@ -400,76 +389,18 @@ def finetune_instruct(texts: Iterable[Any], output_dir: str | Path, *, model: st
                         f"({skipped} skipped); fine-tune on mask-free or filled documents")
     if skipped:
         log.warning("skipped %d texts that still contain markers", skipped)
-    torch.manual_seed(seed)
-    device = resolve_device(device)
-    if model_obj is not None:
-        base, tok = model_obj, tokenizer
-        base.to(device)
-    else:
-        base, tok = load_causal_lm(model, device=device)
+    base, tok, device = load_base(model, model_obj, tokenizer, device)
     examples = [encode_example(tok, m, c, max_tokens) for m, c in pairs]
-    cfg = LoraConfig(r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
-                     target_modules=list(target_modules), task_type="CAUSAL_LM")
-    peft_model = get_peft_model(base, cfg)
-    peft_model.train()
-    params = [p for p in peft_model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.0)
-    steps_per_epoch = math.ceil(len(examples) / batch_size)
-    total = max_steps if max_steps is not None else max(1, math.ceil(steps_per_epoch * epochs))
-    if total < 1:
-        raise VeilError("max_steps must be at least 1")
-    sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=max(1, total // 20), num_training_steps=total)
-    rng = random.Random(seed)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    losses: list[float] = []
-    t0 = time.time()
-    bar = tqdm(total=total, desc="llm-instruct LoRA", disable=not progress, unit="step")
-    step = 0
-    while step < total:
-        order = list(range(len(examples)))
-        rng.shuffle(order)
-        for b in range(0, len(order), batch_size):
-            if step >= total:
-                break
-            batch = [examples[i] for i in order[b:b + batch_size]]
-            L = max(len(ids) for ids, _ in batch)
-            ids = torch.full((len(batch), L), pad_id, dtype=torch.long)
-            labels = torch.full((len(batch), L), -100, dtype=torch.long)
-            mask = torch.zeros(len(batch), L, dtype=torch.long)
-            for r, (x, y) in enumerate(batch):
-                ids[r, :len(x)] = torch.tensor(x)
-                labels[r, :len(y)] = torch.tensor(y)
-                mask[r, :len(x)] = 1
-            loss = peft_model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device)).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-            losses.append(float(loss.detach()))
-            step += 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
-    bar.close()
-    peft_model.eval()
-    base_name = str(model) if model else (getattr(base.config, "name_or_path", "") if model_obj is not None else "")
-    summary = {"base_model": base_name or DEFAULT_MODEL, "examples": len(pairs), "skipped_texts": skipped,
-               "steps": total, "epochs": epochs, "first_loss": losses[0], "final_loss": sum(losses[-20:]) / len(losses[-20:]),
-               "seconds": round(time.time() - t0, 1), "device": device, "instruction": INSTRUCTION,
-               "prompt_format": "chat-template" if getattr(tok, "chat_template", None) else "plain",
-               "lora": {"r": lora_r, "alpha": lora_alpha, "dropout": lora_dropout, "target_modules": list(target_modules)}}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
-    try:
-        peft_model.save_pretrained(str(tmp))
-        tok.save_pretrained(str(tmp))
-        (tmp / ADAPTER_META).write_text(json.dumps(summary, indent=2))
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    peft_model, info = train_lora(base, examples, pad_id=pad_id, device=device, epochs=epochs,
+                                  learning_rate=learning_rate, batch_size=batch_size, lora_r=lora_r,
+                                  lora_alpha=lora_alpha, lora_dropout=lora_dropout, target_modules=target_modules,
+                                  seed=seed, max_steps=max_steps, desc="llm-instruct LoRA", progress=progress)
+    total = info["steps"]
+    summary = {"base_model": base_name(model, base, model_obj is not None), "examples": len(pairs),
+               "skipped_texts": skipped, "epochs": epochs, **info, "instruction": INSTRUCTION,
+               "prompt_format": "chat-template" if getattr(tok, "chat_template", None) else "plain"}
+    save_adapter(peft_model, tok, out, summary)
     log.info("llm-instruct adapters saved to %s (%d examples, %d steps, loss %.3f -> %.3f, %.0f s)", out,
              len(pairs), total, summary["first_loss"], summary["final_loss"], summary["seconds"])
     return summary

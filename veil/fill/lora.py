@@ -1,0 +1,127 @@
+"""LoRA fine-tuning shared by the decoder fillers (``llm`` next-token FT, ``llm-instruct`` prompts).
+
+A plain loop rather than ``transformers.Trainer``: minutes-long CPU runs need no checkpointing or
+distributed set-up, and the loop shows every training default on one screen. Examples are
+``(input_ids, labels)`` pairs (labels ``-100`` where no loss is taken; the model shifts them).
+Adapters are saved atomically in the folder format :func:`veil.models.smollm2.load_causal_lm` loads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from veil.errors import VeilError
+
+
+def check_output(out: Path) -> None:
+    if out.exists() and any(out.iterdir()) and not (out / "adapter_config.json").is_file():
+        raise VeilError(f"{out} exists and is not a veil adapter folder; choose another output")
+
+
+def load_base(model: str | None, model_obj: Any, tokenizer: Any, device: str | None) -> tuple[Any, Any, str]:
+    """``(model, tokenizer, device)``: the given objects, or the causal LM ``model`` (default SmolLM2)."""
+    from veil.models.smollm2 import load_causal_lm, resolve_device
+
+    device = resolve_device(device)
+    if model_obj is not None:
+        model_obj.to(device)
+        return model_obj, tokenizer, device
+    base, tok = load_causal_lm(model, device=device)
+    return base, tok, device
+
+
+def base_name(model: str | None, base: Any, given: bool) -> str:
+    from veil.models.smollm2 import DEFAULT_MODEL
+
+    name = str(model) if model else (getattr(base.config, "name_or_path", "") if given else "")
+    return name or DEFAULT_MODEL
+
+
+def train_lora(base: Any, examples: Sequence[tuple[list[int], list[int]]], *, pad_id: int, device: str,
+               epochs: float, learning_rate: float, batch_size: int, lora_r: int, lora_alpha: int,
+               lora_dropout: float, target_modules: Sequence[str], seed: int, max_steps: int | None = None,
+               bucket_by_length: bool = False, desc: str = "LoRA", progress: bool = True) -> tuple[Any, dict[str, Any]]:
+    """Train LoRA adapters on ``base``; returns the peft model (eval mode) and a summary."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    torch.manual_seed(seed)
+    cfg = LoraConfig(r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
+                     target_modules=list(target_modules), task_type="CAUSAL_LM")
+    peft_model = get_peft_model(base, cfg)
+    peft_model.train()
+    params = [p for p in peft_model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.0)
+    steps_per_epoch = math.ceil(len(examples) / batch_size)
+    total = max_steps if max_steps is not None else max(1, math.ceil(steps_per_epoch * epochs))
+    if total < 1:
+        raise VeilError("max_steps must be at least 1")
+    sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=max(1, total // 20), num_training_steps=total)
+    rng = random.Random(seed)
+    losses: list[float] = []
+    t0 = time.time()
+    bar = tqdm(total=total, desc=desc, disable=not progress, unit="step")
+    step = 0
+    while step < total:
+        order = list(range(len(examples)))
+        rng.shuffle(order)
+        if bucket_by_length:  # similar lengths together (less padding), batches in random order
+            order.sort(key=lambda i: len(examples[i][0]) // 8)
+        batches = [order[b:b + batch_size] for b in range(0, len(order), batch_size)]
+        if bucket_by_length:
+            rng.shuffle(batches)
+        for idx in batches:
+            if step >= total:
+                break
+            batch = [examples[i] for i in idx]
+            L = max(len(x) for x, _ in batch)
+            ids = torch.full((len(batch), L), pad_id, dtype=torch.long)
+            labels = torch.full((len(batch), L), -100, dtype=torch.long)
+            mask = torch.zeros(len(batch), L, dtype=torch.long)
+            for r, (x, y) in enumerate(batch):
+                ids[r, :len(x)] = torch.tensor(x)
+                labels[r, :len(y)] = torch.tensor(y)
+                mask[r, :len(x)] = 1
+            loss = peft_model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device)).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+            losses.append(float(loss.detach()))
+            step += 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    bar.close()
+    peft_model.eval()
+    return peft_model, {"steps": total, "first_loss": losses[0], "final_loss": sum(losses[-20:]) / len(losses[-20:]),
+                        "seconds": round(time.time() - t0, 1), "device": device,
+                        "lora": {"r": lora_r, "alpha": lora_alpha, "dropout": lora_dropout,
+                                 "target_modules": list(target_modules)}}
+
+
+def save_adapter(peft_model: Any, tok: Any, out: Path, summary: dict[str, Any]) -> None:
+    """Adapters, tokenizer and ``veil_adapter.json`` into ``out``, replaced atomically."""
+    from veil.models.smollm2 import ADAPTER_META
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
+    try:
+        peft_model.save_pretrained(str(tmp))
+        tok.save_pretrained(str(tmp))
+        (tmp / ADAPTER_META).write_text(json.dumps(summary, indent=2))
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
