@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from veil.errors import InputError, VeilError
+from veil.io.records import filled_to_record as filled_record  # noqa: F401  (the fill output's record)
+from veil.io.records import substitution_records  # noqa: F401
 from veil.mask.placeholders import find_markers, parse_marker_name
 from veil.types import FilledDocument, MaskedDocument, Placeholder
 
@@ -82,20 +84,6 @@ def read_masked_jsonl(path: str | Path, limit: int | None = None) -> list[Masked
         out.append(d)
     return out
 
-
-def filled_record(d: FilledDocument) -> dict[str, Any]:
-    rec: dict[str, Any] = {"id": d.id, "text": d.text}
-    if d.person is not None:
-        rec["person"] = d.person
-    if d.group is not None:
-        rec["group"] = d.group
-    rec.update({k: v for k, v in d.meta.items() if k not in rec})
-    return rec
-
-
-def substitution_records(d: FilledDocument) -> list[dict[str, Any]]:
-    return [{"id": s.doc_id, "placeholder": s.placeholder, "key": s.key, "label": s.label,
-             "substitute": s.substitute, "start": s.start, "end": s.end} for s in d.substitutions]
 
 
 def _stat(path: str | Path) -> list[int]:
