@@ -232,3 +232,24 @@ def test_topk_after_top1_needs_no_model_call_through_the_fill_loop():
     b = [f.text for f in topk.fill(docs)]
     assert n >= 1 and len(calls) == n  # Top-K reused every ranking
     assert all("[MASK]" not in t for t in a + b) and a == [d.text.replace("[MASK]", "cat") for d in docs]
+
+
+def test_keep_reaches_the_mask_stage(tmp_path):
+    """``keep: [...]`` in the experiment file: those tokens stay in every masked corpus."""
+    import yaml
+
+    from veil.experiment.spec import load_spec
+
+    exp = write_experiment(tmp_path, [TOP1])
+    raw = yaml.safe_load(exp.read_text())
+    raw["keep"] = ["cat"]
+    exp.write_text(yaml.safe_dump(raw))
+    assert load_spec(exp).keep == ["cat"]
+    out = tmp_path / "out"
+    assert veil(["experiment", "run", str(exp), "--out", str(out), "--no-progress", "--method", "baseline0"]) == 0
+    masked = list((tmp_path / "cache" / "mask").glob("*/masked.jsonl"))
+    assert masked and all("[MASK]" in m.read_text() and " cat " in m.read_text() for m in masked)
+    raw["keep"] = [""]
+    exp.write_text(yaml.safe_dump(raw))
+    with pytest.raises(VeilError, match="keep"):
+        load_spec(exp)

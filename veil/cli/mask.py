@@ -34,6 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--drop-field", action="append", default=[], metavar="FIELD",
                    help="input field not to copy into the output (e.g. gold spans); repeatable")
     p.add_argument("--exclude", default=None, metavar="FILE", help="never-mask list, one entry a line")
+    p.add_argument("--keep", action="append", default=[], metavar="TOKEN",
+                   help="a token of the corpus's own mark-up kept verbatim, never masked (e.g. PTB's '<unk>'); "
+                        "repeatable")
     p.add_argument("--masker-options", default=None, metavar="JSON",
                    help='per-masker constructor options, e.g. \'{"vocab_threshold": {"top_n": 20000}}\'')
     p.add_argument("--batch-size", type=int, default=256, help="documents per batch (default 256)")
@@ -111,10 +114,11 @@ def mask_file(args: argparse.Namespace) -> dict[str, Any]:
 
     src = args.inputs[0]
     out_fmt = args.output_format or _output_format(args.output)
-    engine = MaskingEngine(_maskers(args), style=args.placeholder, exclude=_exclude(args))
+    engine = MaskingEngine(_maskers(args), style=args.placeholder, exclude=_exclude(args), keep=args.keep)
     settings = {"input": input_fingerprint(src), "maskers": args.masker, "style": args.placeholder,
                 "fields": vars(_fields(args)), "exclude": args.exclude and input_fingerprint(args.exclude),
-                "options": args.masker_options, "drop": sorted(args.drop_field), "limit": args.limit}
+                "options": args.masker_options, "drop": sorted(args.drop_field), "limit": args.limit,
+                **({"keep": sorted(args.keep)} if args.keep else {})}
     drop = frozenset(args.drop_field)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     n_in = 0
@@ -153,7 +157,7 @@ def corpus_stats(args: argparse.Namespace, path: str, maskers: list[Any], exclud
     from veil.mask.placeholders import merge_spans
     from veil.mask.stats import masked_word_counts
 
-    engines = {m.name: MaskingEngine([m], exclude=exclude) for m in maskers}
+    engines = {m.name: MaskingEngine([m], exclude=exclude, keep=args.keep) for m in maskers}
     names = list(engines) + (["combined"] if len(maskers) > 1 else [])
     masked = dict.fromkeys(names, 0)
     words = docs = 0

@@ -176,7 +176,8 @@ class ExperimentRunner:
         return self.cache.run("pretrain", stable_hash(settings), settings, work)
 
     def mask(self, tech: str, options: dict[str, Any], docs: list[Any], h: str) -> tuple[Path, dict[str, Any]]:
-        settings = {"train": h, "technique": tech, "options": options, "style": self.spec.style}
+        settings = {"train": h, "technique": tech, "options": options, "style": self.spec.style,
+                    **({"keep": sorted(self.spec.keep)} if self.spec.keep else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
             from tqdm import tqdm
@@ -186,7 +187,8 @@ class ExperimentRunner:
             from veil.mask.placeholders import render
             from veil.mask.stats import masked_word_counts
 
-            engine = MaskingEngine.from_names([tech], style=self.spec.style, options={tech: options})
+            engine = MaskingEngine.from_names([tech], style=self.spec.style, options={tech: options},
+                                              keep=self.spec.keep)
             masked = total = 0
             recs = []
             for s in tqdm(range(0, len(docs), 512), desc=f"mask {tech}", disable=not self.progress, leave=False):

@@ -71,6 +71,7 @@ class ExperimentSpec:
     seed: int = 0
     cache: Path | None = None
     report_extra: list[Path] = field(default_factory=list)
+    keep: list[str] = field(default_factory=list)  # corpus mark-up never masked (PTB's <unk>)
 
     @property
     def methods(self) -> list[str]:
@@ -180,7 +181,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
 
     base = path.resolve().parent
     known = {"name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
-             "cache", "report"}
+             "cache", "report", "keep"}
     unknown = set(raw) - known
     if unknown:
         raise VeilError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -205,6 +206,11 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         raise VeilError(f"{path}: method name(s) used twice: {', '.join(dup)}")
     report = raw.get("report") or {}
     extra = [resolve_path(p, base) for p in (report.get("extra") or [])]
+    keep = raw.get("keep") or []
+    if isinstance(keep, str):
+        keep = [keep]
+    if not isinstance(keep, list) or not all(isinstance(k, str) and k.strip() for k in keep):
+        raise VeilError(f"{path}: keep must be a list of tokens (e.g. ['<unk>'])")
     style = raw.get("style", "mask")
     if style not in ("mask", "typed", "numbered"):
         raise VeilError(f"{path}: style must be mask, typed or numbered")
@@ -214,4 +220,4 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         pretrain=_corpus(raw["pretrain"], "pretrain", base) if raw.get("pretrain") else None,
         techniques={t: dict(o or {}) for t, o in techs.items()}, variants=variants, lm=dict(raw.get("lm") or {}),
         style=style, seed=int(raw.get("seed", 0)),
-        cache=resolve_path(raw["cache"], base) if raw.get("cache") else None, report_extra=extra)
+        cache=resolve_path(raw["cache"], base) if raw.get("cache") else None, report_extra=extra, keep=keep)
