@@ -253,3 +253,30 @@ def test_keep_reaches_the_mask_stage(tmp_path):
     exp.write_text(yaml.safe_dump(raw))
     with pytest.raises(VeilError, match="keep"):
         load_spec(exp)
+
+
+def test_rankings_persist_so_a_method_added_later_reuses_them(tmp_path, monkeypatch):
+    """Top-1 in one run, Top-K and sample added in a later run (a new process): every ranking stored
+    by the first run (the first marker of every masked text) is served from disk, not asked again."""
+    shown: list[str] = []
+
+    class Counting(AnimalFiller):
+        def propose_batch(self, texts, targets, k):
+            shown.extend(texts)
+            return super().propose_batch(texts, targets, k)
+
+    monkeypatch.setitem(fillers._entries, "fake_animal_filler", Counting)
+    exp = write_experiment(tmp_path, [TOP1])
+    assert veil(["experiment", "run", str(exp), "--out", str(tmp_path / "a"), "--no-progress"]) == 0
+    assert list((tmp_path / "cache" / "rankings").glob("*.jsonl.gz"))
+    first_run = set(shown)
+    masked_texts = {t for t in first_run if t.count("[MASK]") == 2}
+    assert len(masked_texts) > 10
+    shown.clear()
+    sample = {"name": "fake_sample", "filler": "fake_animal_filler", "strategy": "sample", "k": 6}
+    exp = write_experiment(tmp_path, [TOP1, TOPK, sample])
+    assert veil(["experiment", "run", str(exp), "--out", str(tmp_path / "b"), "--no-progress"]) == 0
+    assert shown  # later markers follow other fills, so some texts are new
+    assert not set(shown) & first_run  # but nothing the first run ranked was asked again
+    rows = {r["method"]: r for r in read_rows(tmp_path / "b")}
+    assert {"fake_top1", "fake_topk", "fake_sample"} <= set(rows)

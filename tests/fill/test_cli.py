@@ -177,3 +177,19 @@ def test_fill_check_types_reports_agreement(tiny_mlm, tmp_path, caplog):
     (doc,) = iter_filled_jsonl(out)
     names = {s.key: s.substitute for s in doc.substitutions}
     assert names["PERSON_NAME_1"] != names["PERSON_NAME_2"]
+
+
+def test_fill_sample_strategy_is_seeded(tiny_mlm, tmp_path):
+    model, tok, model_dir = tiny_mlm
+    src = tmp_path / "masked.jsonl"
+    write_masked(src)
+    texts = []
+    for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
+        out = tmp_path / f"{name}.jsonl"
+        assert main(["fill", str(src), "-o", str(out), "--filler", "mlm", "--model", str(model_dir),
+                     "--strategy", "sample", "--temperature", "2", "--seed", seed, "--no-avoid", "--no-progress",
+                     "--threads", "1"]) == 0
+        rows = read_jsonl(out)
+        assert all(not find_markers(r["text"]) for r in rows)
+        texts.append([r["text"] for r in rows])
+    assert texts[0] == texts[1] and texts[0] != texts[2]

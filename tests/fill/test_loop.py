@@ -258,3 +258,51 @@ def test_documents_without_markers_pass_through():
     f = ListFiller(["x"])
     out = f.fill([doc])[0]
     assert out.text == "nothing [MASK] here" and out.substitutions == () and f.calls == 0
+
+
+class ScoredFiller(CandidateFiller):
+    """Proposes fixed (word, log-probability) pairs for every marker."""
+
+    def __init__(self, ranked, **kw):
+        super().__init__(**kw)
+        self.ranked = list(ranked)
+
+    def propose_batch(self, texts, targets, k):
+        return [self.ranked[:k] for _ in texts]
+
+
+def test_sample_follows_the_models_probabilities_and_avoids_the_list():
+    import math
+    from collections import Counter
+
+    ranked = [("the", math.log(0.5)), ("zorbl", math.log(0.3)), ("quux", math.log(0.15)), ("blat", math.log(0.05))]
+    docs = [masked(f"{i} is ONE", ["ONE"], doc_id=str(i)) for i in range(3000)]
+    avoid = {"allow_list": {"the"}}
+    out = ScoredFiller(ranked, strategy="sample", k=4, avoid=avoid).fill(docs)
+    n = Counter(s.substitute for d in out for s in d.substitutions)
+    assert "the" not in n  # avoided
+    # renormalised among the rest: 0.3 / 0.5, 0.15 / 0.5, 0.05 / 0.5
+    for w, p in (("zorbl", 0.6), ("quux", 0.3), ("blat", 0.1)):
+        assert abs(n[w] / 3000 - p) < 0.035, (w, n[w])
+    # reproducible per seed, independent of batching
+    again = ScoredFiller(ranked, strategy="sample", k=4, avoid=avoid, group_size=7).fill(docs)
+    assert [d.text for d in again] == [d.text for d in out]
+    # a low temperature approaches Top-1 among the allowed words; K bounds the pool
+    cold = ScoredFiller(ranked, strategy="sample", k=4, avoid=avoid, temperature=0.05).fill(docs[:200])
+    assert {s.substitute for d in cold for s in d.substitutions} == {"zorbl"}
+    short = ScoredFiller(ranked, strategy="sample", k=2, avoid=avoid).fill(docs[:200])
+    assert {s.substitute for d in short for s in d.substitutions} == {"zorbl"}
+    with pytest.raises(VeilError, match="temperature"):
+        ScoredFiller(ranked, strategy="sample", temperature=0)
+
+
+def test_choose_sample_edge_cases():
+    import random
+
+    from veil.fill.strategies import choose, choose_sample
+
+    assert choose_sample([], [], 10, random.Random(0)) is None
+    # every candidate on the list: drawn among all of them
+    assert choose_sample(["the", "a"], [0.0, -50.0], 10, random.Random(0), avoid={"the", "a"}) == "the"
+    with pytest.raises(ValueError, match="score"):
+        choose("sample", ["a", "b"], 2, random.Random(0))

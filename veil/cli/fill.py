@@ -1,4 +1,4 @@
-"""Fill stage command: ``veil fill INPUT -o OUTPUT --filler {mlm,llm,llm-instruct} --strategy {top1,topk}``."""
+"""Fill stage command: ``veil fill INPUT -o OUTPUT --filler {mlm,llm,llm-instruct} --strategy {top1,topk,sample}``."""
 
 from __future__ import annotations
 
@@ -22,8 +22,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "llm-instruct: instruction-tuned SmolLM2 (default: llm)")
     p.add_argument("--model", default=None,
                    help="hub name or local folder (e.g. from veil finetune); default: the filler's offline model")
-    p.add_argument("--strategy", choices=("top1", "topk"), default="top1", help="Top-1 or uniform among the Top-K")
-    p.add_argument("--k", type=int, default=10, help="K for --strategy topk (default 10)")
+    p.add_argument("--strategy", choices=("top1", "topk", "sample"), default="top1",
+                   help="top1; topk: uniform among the top K (paper); sample: among the top K with the "
+                        "model's probabilities (default: top1)")
+    p.add_argument("--k", type=int, default=10, help="K for --strategy topk / sample (default 10)")
+    p.add_argument("--temperature", type=float, default=1.0,
+                   help="softmax temperature of --strategy sample over the model's scores (default 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (each document draws from (seed, id))")
     p.add_argument("--batch-size", type=int, default=64, help="sentences per model batch (default 64)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: a GPU when present)")
@@ -52,7 +56,8 @@ def build_filler(args: argparse.Namespace):
     if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
         raise VeilError("--k, --batch-size and --chunk must be at least 1")
     kwargs = dict(model=args.model, strategy=args.strategy, k=args.k, seed=args.seed, batch_size=args.batch_size,
-                  types=args.types, avoid_in_top1=args.avoid_in_top1)
+                  types=args.types, avoid_in_top1=args.avoid_in_top1,
+                  **({"temperature": args.temperature} if args.strategy == "sample" else {}))
     for name in ("device", "dtype"):
         if getattr(args, name) is not None:
             kwargs[name] = getattr(args, name)
@@ -88,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     filler = build_filler(args)
     settings = {k: getattr(args, k) for k in ("filler", "model", "strategy", "k", "seed", "types", "avoid",
                                               "no_avoid", "avoid_in_top1", "dtype", "limit")}
+    if args.strategy == "sample":
+        settings["temperature"] = args.temperature
     stats = fill_file(filler, args.input, args.output, chunk_size=args.chunk, settings=settings,
                       overwrite=args.overwrite, limit=args.limit, progress=not args.no_progress)
     log.info("filled %s -> %s (+ %s): %s", args.input, args.output, substitutions_path(args.output).name,

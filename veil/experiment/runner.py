@@ -138,6 +138,7 @@ class ExperimentRunner:
         self.variants = [v for v in spec.variants if not only_methods or v.name in only_methods]
         self.techniques = {t: o for t, o in spec.techniques.items() if not only_techniques or t in only_techniques}
         self._rank_memos: dict[str, dict[Any, Any]] = {}
+        self._rank_saved: dict[str, int] = {}  # memo key -> entries on disk
 
     # ------------------------------------------------------------------ stages
     def corpus(self, which: str, c: CorpusSpec) -> tuple[list[Any], str]:
@@ -260,14 +261,18 @@ class ExperimentRunner:
             from veil.registry import fillers
 
             filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
-            memo_key = json.dumps([v.filler, model, v.options], sort_keys=True, default=str)
-            share_rankings(filler, self._rank_memos.setdefault(memo_key, {}),
+            memo_key = json.dumps([v.filler, model, v.options, mask_key], sort_keys=True, default=str)
+            memo = self._rank_memo(memo_key)
+            share_rankings(filler, memo,
                            request=ranking_request(filler, max(o.k for o in self.spec.variants if o.data == "filled")))
             work_dir = self.cache.path("fill", key + ".work")  # survives an interruption: fill_file resumes
             work_dir.mkdir(parents=True, exist_ok=True)
             log.info("fill %s / %s: %s %s", tech, v.name, v.filler, v.strategy)
-            stats = fill_file(filler, masked_dir / "masked.jsonl", work_dir / "filled.jsonl",
-                              settings={"key": key}, progress=self.progress)
+            try:
+                stats = fill_file(filler, masked_dir / "masked.jsonl", work_dir / "filled.jsonl",
+                                  settings={"key": key}, progress=self.progress)
+            finally:  # also after an interruption: the rankings computed so far are not lost
+                self._save_rank_memo(memo_key, memo)
             for f in work_dir.iterdir():
                 if f.is_file() and not f.name.endswith((".partial", ".progress.json")):
                     os.replace(f, tmp / f.name)
@@ -280,6 +285,42 @@ class ExperimentRunner:
             shutil.rmtree(wd, ignore_errors=True)
         meta = {**meta, "filler_ft_s": ft_s}
         return d, meta
+
+    # Rankings are kept on disk beside the stage cache (``rankings/HASH.jsonl.gz``), one file per
+    # (filler, model, options, masked corpus): a method added later, or a run resumed in another
+    # process, reuses them exactly instead of asking the model again.
+    def _rank_memo_path(self, memo_key: str) -> Path:
+        return self.cache.root / "rankings" / f"{stable_hash(memo_key)}.jsonl.gz"
+
+    def _rank_memo(self, memo_key: str) -> dict[Any, Any]:
+        memo = self._rank_memos.get(memo_key)
+        if memo is None:
+            memo = self._rank_memos[memo_key] = {}
+            path = self._rank_memo_path(memo_key)
+            if path.is_file():
+                import gzip
+
+                with gzip.open(path, "rt", encoding="utf-8") as f:
+                    for line in f:
+                        text, s, e, ask, ranking = json.loads(line)
+                        memo[(text, s, e)] = (ask, [(w, sc) for w, sc in ranking])
+                log.info("reusing %d stored rankings (%s)", len(memo), path.name)
+            self._rank_saved[memo_key] = len(memo)
+        return memo
+
+    def _save_rank_memo(self, memo_key: str, memo: dict[Any, Any]) -> None:
+        if len(memo) == self._rank_saved.get(memo_key):
+            return
+        import gzip
+
+        path = self._rank_memo_path(memo_key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+        with gzip.open(tmp, "wt", encoding="utf-8") as f:
+            for (text, s, e), (ask, ranking) in memo.items():
+                f.write(json.dumps([text, s, e, ask, ranking], ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+        self._rank_saved[memo_key] = len(memo)
 
     def lm_finetune(self, pre_dir: Path, pre_key: str, texts: list[str], mask_loss_weight: float,
                     label: str) -> tuple[Path, dict[str, Any]]:

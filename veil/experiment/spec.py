@@ -134,8 +134,10 @@ def _variant(d: Any, i: int) -> Variant:
             raise VeilError(f"variant {v.name!r}: a fill method needs a filler")
         if v.filler not in fillers:
             raise VeilError(f"variant {v.name!r}: unknown filler {v.filler!r}; known: {', '.join(fillers.names())}")
-        if v.strategy not in ("top1", "topk"):
-            raise VeilError(f"variant {v.name!r}: strategy must be top1 or topk")
+        from veil.fill.strategies import STRATEGIES
+
+        if v.strategy not in STRATEGIES:
+            raise VeilError(f"variant {v.name!r}: strategy must be one of {', '.join(STRATEGIES)}")
     return v
 
 

@@ -11,8 +11,10 @@
 2. fills them left to right, one at a time, re-encoding the text after each fill (Top-1 exactly
    as the paper describes); step *t* asks the back-end for the next remaining marker of every
    document of the group at once, so the model runs batched across documents;
-3. chooses among the candidates with the strategy (``top1``, or ``topk``: uniform among the top K,
-   re-drawn while the word is on the allow / vocabulary list of the technique that masked it);
+3. chooses among the candidates with the strategy (``top1``; ``topk``: uniform among the top K,
+   re-drawn while the word is on the allow / vocabulary list of the technique that masked it;
+   ``sample``: the same avoidance, then a draw with the model's probabilities, see
+   :mod:`veil.fill.strategies`);
    each document draws from its own RNG seeded from ``(seed, document id)``, so results do not
    depend on batch composition;
 4. gives typed placeholders a substitute of their type (entity labels: model candidates that
@@ -51,7 +53,7 @@ _BAD_CANDIDATE_RE = re.compile(r"[\[\]\s]|^$")  # brackets could forge a marker;
 class Filler:
     """Replaces every placeholder of masked documents. Register it in ``veil.registry.fillers``.
 
-    Constructed as ``Filler(model=..., strategy="top1"|"topk", k=10, seed=0, **options)``.
+    Constructed as ``Filler(model=..., strategy="top1"|"topk"|"sample", k=10, seed=0, **options)``.
     Subclasses implement ``_fill``; ``fill`` refuses anything that is not a ``MaskedDocument``
     so that original text has no path into a model.
     """
@@ -159,13 +161,15 @@ class CandidateFiller(Filler):
     ``faker_tries``: Faker draws checked by spaCy when no model candidate of an entity type passes;
     ``types``: ``"auto"`` fills typed and numbered placeholders by type and ``[MASK]`` markers with
     plain words (the paper's setting, even where the mask stage recorded a label), ``"on"`` uses the
-    recorded labels for ``[MASK]`` markers too, ``"off"`` fills everything with plain words.
+    recorded labels for ``[MASK]`` markers too, ``"off"`` fills everything with plain words;
+    ``temperature``: the ``sample`` strategy's softmax temperature over the back-end's scores.
     """
 
     def __init__(self, strategy: str = "top1", k: int = 10, seed: int = 0, batch_size: int = 64,
                  *, avoid: Mapping[str, AbstractSet[str]] | None = None, avoid_in_top1: bool = False,
                  entity_candidates: int = 20, merge_masks: bool = True, group_size: int = 1024,
-                 ner_model: str | None = None, types: str = "auto", faker_tries: int = 12, **options) -> None:
+                 ner_model: str | None = None, types: str = "auto", faker_tries: int = 12,
+                 temperature: float = 1.0, **options) -> None:
         if strategy not in strategies.STRATEGIES:
             raise VeilError(f"unknown strategy {strategy!r}; choose from {', '.join(strategies.STRATEGIES)}")
         if types not in ("auto", "on", "off"):
@@ -173,7 +177,10 @@ class CandidateFiller(Filler):
         self.types = types
         if k < 1 or batch_size < 1 or group_size < 1 or entity_candidates < 1:
             raise VeilError("k, batch_size, group_size and entity_candidates must be at least 1")
+        if not temperature > 0:
+            raise VeilError(f"temperature must be positive, got {temperature!r}")
         self.strategy, self.k, self.seed, self.batch_size = strategy, k, seed, batch_size
+        self.temperature = float(temperature)
         self.options = options
         self._avoid_given = avoid is not None
         self._avoid = {} if avoid is None else {t: frozenset(w.lower() for w in ws) for t, ws in avoid.items()}
@@ -256,7 +263,7 @@ class CandidateFiller(Filler):
         return False
 
     def _wanted(self, st: _DocState, slot: Slot) -> int:
-        n = self.k if (self.strategy == "topk" or self.avoid_in_top1) else 1
+        n = self.k if (self.strategy in strategies.K_STRATEGIES or self.avoid_in_top1) else 1
         if self._kind(st, slot) == "entity":
             n = max(n, self.entity_candidates)
         if st.doc.style == "numbered":
@@ -273,11 +280,13 @@ class CandidateFiller(Filler):
         self.stats["model_calls"] += 1
         self.stats["model_markers"] += len(pending)
         cands: list[list[str]] = []
+        scores: list[dict[str, float]] = []  # each candidate's score (the first, i.e. best, for duplicates)
         for st, slot, props in zip(pending, slots, proposals):
             words = []
+            score: dict[str, float] = {}
             taken = st.used.get(slot.label, set()) if st.doc.style == "numbered" else set()
             entity = self._kind(st, slot) == "entity"
-            for w, _ in props:
+            for w, sc in props:
                 w = w.strip()
                 if entity:
                     w = typed.as_entity(w)
@@ -286,7 +295,9 @@ class CandidateFiller(Filler):
                 if _forges_marker(st.text, slot.start, slot.end, w):
                     continue
                 words.append(w)
+                score[w] = float(sc)
             cands.append(words)
+            scores.append(score)
         # entity-typed markers: keep the candidates spaCy tags with the type, in one NER batch
         faker_pick: dict[int, str] = {}
         ent_idx = [i for i, (st, s) in enumerate(zip(pending, slots)) if self._kind(st, s) == "entity"]
@@ -321,7 +332,8 @@ class CandidateFiller(Filler):
                 self._assign(st, slot, faker_pick[i])
                 continue
             value = strategies.choose(self.strategy, cands[i], self.k, st.rng, self._avoid_for(slot),
-                                      self.avoid_in_top1)
+                                      self.avoid_in_top1, scores=[scores[i][w] for w in cands[i]],
+                                      temperature=self.temperature)
             if value is None:
                 value = self._fallback(st, slot, proposals[i])
             self._assign(st, slot, value)
