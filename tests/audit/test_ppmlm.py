@@ -137,6 +137,11 @@ def test_mlm_training_runs_and_changes_the_model(tiny):
     assert any("encoder" in k for k in changed)
 
 
+def test_dp_defaults_are_the_papers():
+    cfg = TrainConfig()
+    assert (cfg.dp_epsilon, cfg.dp_delta, cfg.dp_max_grad_norm) == (8.0, 1e-5, 10.0)
+
+
 def test_dp_method_runs_one_opacus_step(tiny):
     torch = pytest.importorskip("torch")
     pytest.importorskip("opacus")
@@ -147,6 +152,8 @@ def test_dp_method_runs_one_opacus_step(tiny):
     stats = ppmlm.train(model, tok, chunks, ppmlm.METHODS["dp"], TrainConfig(epochs=1, batch_size=8,
                                                                              max_length=24, lr=1e-2))
     assert stats["dp"]["noise_multiplier"] > 0
+    assert stats["dp"]["max_grad_norm"] == 10.0  # read back from Opacus' DP optimiser
+    assert stats["dp"]["delta"] == 1e-5 and stats["dp"]["target_epsilon"] == 8.0
     assert 0 < stats["dp"]["epsilon_spent"] <= 8.0 + 1e-6
     assert not torch.equal(stats["model"].bert.encoder.layer[0].attention.self.query.weight.detach(), before)
 

@@ -334,8 +334,9 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
     model.train()
     if method.dp:
         model, opt, loader, engine = make_private(model, opt, loader, cfg)
+        # noise and clipping as the DP optimiser holds them (what Opacus really applies)
         stats["dp"] = {"noise_multiplier": float(opt.noise_multiplier), "target_epsilon": cfg.dp_epsilon,
-                       "delta": cfg.dp_delta, "max_grad_norm": cfg.dp_max_grad_norm,
+                       "delta": cfg.dp_delta, "max_grad_norm": float(opt.max_grad_norm),
                        "grad_sample_mode": cfg.dp_grad_sample_mode,
                        "unit": "sequence (sample-level DP, not person-level)"}
     steps = cfg.epochs * len(loader)
