@@ -102,3 +102,15 @@ def test_warmup_options_build_a_warmup_config_only_when_given():
     assert "400 steps" in _model_label(None, cfg) and _model_label("roberta-base", cfg) == "roberta-base"
     with pytest.raises(VeilError):
         _warmup_config(ns(warmup_steps=0))
+
+
+def test_json_view_has_the_documented_keys_and_no_nan():
+    import json
+
+    from veil.audit.cli_ppmlm import public
+
+    s = membership_summary({"m1": 1, "m2": 0, "n1": 0, "n2": 0}, ["m1", "m2"])
+    r = {"utility": float("nan"), "privacy": 0.9, "auc": s["auc"], "tpr_at_fpr": s["tpr_at_fpr"], "extra": 1}
+    out = json.loads(json.dumps(public(r), allow_nan=False))  # strict JSON: no NaN token
+    assert list(out) == ["utility", "privacy", "auc", "tpr_at_fpr"] and out["utility"] is None
+    assert list(out["tpr_at_fpr"]) == ["0.001", "0.01", "0.1"]

@@ -118,6 +118,10 @@ def test_training_labels_avoid_protected_words(tiny):
             c = chunks[i]
             for t in (lab != -100).nonzero().flatten().tolist():
                 assert c.words[c.word_ids[t]] not in black
+            # the protected words stay in the input as context: their tokens are never replaced
+            for t, w in enumerate(c.word_ids):
+                if w >= 0 and c.words[w] in black:
+                    assert int(ids[t]) == c.input_ids[t] != tok.mask_token_id
 
 
 def test_mlm_training_runs_and_changes_the_model(tiny):
@@ -133,6 +137,11 @@ def test_mlm_training_runs_and_changes_the_model(tiny):
     assert any("encoder" in k for k in changed)
 
 
+def test_dp_defaults_are_the_papers():
+    cfg = TrainConfig()
+    assert (cfg.dp_epsilon, cfg.dp_delta, cfg.dp_max_grad_norm) == (8.0, 1e-5, 10.0)
+
+
 def test_dp_method_runs_one_opacus_step(tiny):
     torch = pytest.importorskip("torch")
     pytest.importorskip("opacus")
@@ -143,6 +152,8 @@ def test_dp_method_runs_one_opacus_step(tiny):
     stats = ppmlm.train(model, tok, chunks, ppmlm.METHODS["dp"], TrainConfig(epochs=1, batch_size=8,
                                                                              max_length=24, lr=1e-2))
     assert stats["dp"]["noise_multiplier"] > 0
+    assert stats["dp"]["max_grad_norm"] == 10.0  # read back from Opacus' DP optimiser
+    assert stats["dp"]["delta"] == 1e-5 and stats["dp"]["target_epsilon"] == 8.0
     assert 0 < stats["dp"]["epsilon_spent"] <= 8.0 + 1e-6
     assert not torch.equal(stats["model"].bert.encoder.layer[0].attention.self.query.weight.detach(), before)
 
@@ -242,3 +253,27 @@ def test_importing_the_audit_modules_does_not_import_torch():
     code = ("import sys, veil.audit.cli_ppmlm, veil.audit.ppmlm, veil.audit.membership, veil.audit.metrics, "
             "veil.models.minilm; assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_regurgitation_counts_repetitions_in_the_text_each_method_trained_on(tiny):
+    """MLMA trains on pseudonymised text: its direct identifiers are repeated 0 times there."""
+    import re
+
+    model, tok = load(tiny)
+    corpus = [Document(f"{p}:{i}", text, p, f"c{p}") for p in ("p1", "p2", "p3", "p4")
+              for i, text in enumerate(["I live in Dallas, Texas.", f"My dog went to Dallas, {p} zorgon."])]
+
+    def spans(ds):
+        return [[Span(m.start(), m.end(), "LOCATION", "t") for m in re.finditer(r"Dallas|Texas", d.text)]
+                for d in ds]
+
+    cfg = ppmlm.AuditConfig(member_share=0.5, seed=0)
+    tcfg = TrainConfig(max_length=24)
+    data = ppmlm.prepare(corpus, tok, cfg, tcfg, direct_spans_fn=spans)
+    assert {"dallas", "texas"} <= data.direct_train
+    assert all("dallas" not in c.words for c in data.pseudonymised_chunks)
+    assert any("x" in c.words for c in data.pseudonymised_chunks)
+    reps = {m: {r["identifier"]: r["repetitions"] for r in ppmlm.evaluate_method(model, tok, data, cfg, tcfg, m)
+                ["_regurgitation"]} for m in ("mlm", "mlma")}
+    assert reps["mlm"]["dallas"] == 4 and reps["mlm"]["texas"] == 2  # 2 members x (2 + 1)
+    assert reps["mlma"]["dallas"] == 0 and reps["mlma"]["texas"] == 0

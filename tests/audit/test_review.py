@@ -36,6 +36,9 @@ def test_parse_table2_and_score_6():
     ("(fine)[PERSON_NAME_1]", []),  # a numbered placeholder is not a tag
     ("(really)[MASK]", []),
     ("(a) (b)[MISSED_AGE]", [("b", "MISSED_AGE")]),
+    ("at (ABC (UK) Ltd)[MISSED_ORGANIZATION_NAME_SPEAKER]", [("ABC (UK) Ltd", "MISSED_ORGANIZATION_NAME_SPEAKER")]),
+    ("(the firm (Acme)[MISSED_ORGANIZATION_NAME]) (UK)", [("Acme", "MISSED_ORGANIZATION_NAME")]),
+    ("(the applicant (Mr (John)[MISSED_PERSON_NAME]))", [("John", "MISSED_PERSON_NAME")]),
 ])
 def test_annotation_forms(text, expected):
     anns, _ = review.parse_annotations(text)
@@ -47,6 +50,16 @@ def test_unknown_missed_tag_is_an_error_with_line():
         review.parse_annotations("ok\n(blue)[MISSED_FAVOURITE_COLOUR]", path="r.txt")
     with pytest.raises(InputError, match="brackets"):
         review.parse_annotations("(x)[MISSED_AGE)")
+
+
+@pytest.mark.parametrize("text", [
+    "x (John)[MISSED_PERSON_NAME",  # tag not closed
+    "name (John\nSmith)[MISSED_PERSON_NAME]",  # annotated text across a line break
+    "(a (b (c) d) e)[MISSED_PERSON_NAME]",  # two levels of parentheses inside
+])
+def test_an_explicit_tag_that_is_not_parsed_is_an_error_not_a_silent_zero(text):
+    with pytest.raises(InputError, match="not understood"):
+        review.parse_annotations(text, path="r.txt")
 
 
 def test_spelling_variants_linked_by_key_count_once():

@@ -24,6 +24,25 @@ def test_table6_scores(tag, score):
     assert default_table().score(tag) == score
 
 
+# The paper's Table 6 (Appendix A), transcribed row by row: missed-PI tag -> score.
+TABLE6 = {
+    "EMAIL": 4, "LOCATION": 2, "LOCATION_COORD": 4, "US_STATE": 1, "PERSON_NAME": 5, "PHONE": 4, "ADDRESS": 4,
+    "USER_NAME": 3, "DOMAIN": 1, "HTTP_COOKIE": 1, "ORGANIZATION_NAME": 0, "ORGANIZATION_NAME_SPEAKER": 2,
+    "PRODUCT": 0, "PRODUCT_SPEAKER": 2, "STORAGE_SIGNED_POLICY": 2, "STORAGE_SIGNED_URL": 3, "URL": 2, "AGE": 1,
+    "DATE_OF_BIRTH": 3, "ICD9_CODE": 2, "ICD10_CODE": 2, "MEDICAL_RECORD_NUMBER": 5, "MEDICAL_TERM": 1,
+    "ADVERTISING_ID": 3, "GENERIC_ID": 4, "ICCID_NUMBER": 4, "IMEI_HARDWARE_ID": 4, "IMSI_ID": 4, "IP_ADDRESS": 3,
+    "MAC_ADDRESS": 3, "MAC_ADDRESS_LOCAL": 3, "PASSPORT": 5, "VAT_NUMBER": 2, "VEHICLE_IDENTIFICATION_NUMBER": 5,
+    "CREDIT_CARD_NUMBER": 5, "CREDIT_CARD_TRACK_NUMBER": 5, "IBAN_CODE": 5, "SWIFT_CODE": 1, "ROUTING_NUMBER": 3,
+    "SSN": 5,
+}
+
+
+def test_the_data_file_is_table6_exactly():
+    t = default_table()
+    assert {tag: row.score for tag, row in t.rows.items()} == TABLE6
+    assert all(t.score("MISSED_" + tag) == score for tag, score in TABLE6.items())
+
+
 @pytest.mark.parametrize("tag, partial", [
     ("MISSED_PERSON_NAME_PARTIAL", 3),  # rounds up: ceil(5/2)
     ("MISSED_EMAIL_PARTIAL", 1),  # the paper's worked example: floor(3/2) = 1

@@ -150,7 +150,10 @@ def _fingerprint(*parts: Any) -> str:
 
 
 def public(result: dict) -> dict:
-    return {"utility": result["utility"], "privacy": result["privacy"], "auc": result["auc"],
+    """The ``--json`` view of one method; a utility that could not be measured (no held-out word) is null."""
+    from veil.audit.ppmlm import finite
+
+    return {"utility": finite(result["utility"]), "privacy": result["privacy"], "auc": result["auc"],
             "tpr_at_fpr": result["tpr_at_fpr"]}
 
 
@@ -230,11 +233,13 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
     _atomic_write(out / "roc.png", buf.getvalue())
     written.append("roc.png")
 
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for m, r in results.items():
-        ax.scatter(r["utility"], r["privacy"], s=40)
-        ax.annotate(LABELS.get(m, m), (r["utility"], r["privacy"]), textcoords="offset points", xytext=(5, 3),
-                    fontsize=8)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    markers = "osD^vP*Xh"
+    for i, (m, r) in enumerate(results.items()):
+        # a legend, not text beside the points: methods with close scores would print over each other
+        ax.scatter(r["utility"], r["privacy"], s=45, marker=markers[i % len(markers)], label=LABELS.get(m, m))
+    ax.margins(0.08)
+    ax.legend(fontsize=8, loc="best")
     ax.set(xlabel="utility (masked-word accuracy, held-out persons)", ylabel="privacy (share of identifiers never predicted)",
            title="Privacy-utility trade-off")
     ax.grid(alpha=0.3)

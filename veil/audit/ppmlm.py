@@ -334,8 +334,9 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
     model.train()
     if method.dp:
         model, opt, loader, engine = make_private(model, opt, loader, cfg)
+        # noise and clipping as the DP optimiser holds them (what Opacus really applies)
         stats["dp"] = {"noise_multiplier": float(opt.noise_multiplier), "target_epsilon": cfg.dp_epsilon,
-                       "delta": cfg.dp_delta, "max_grad_norm": cfg.dp_max_grad_norm,
+                       "delta": cfg.dp_delta, "max_grad_norm": float(opt.max_grad_norm),
                        "grad_sample_mode": cfg.dp_grad_sample_mode,
                        "unit": "sequence (sample-level DP, not person-level)"}
     steps = cfg.epochs * len(loader)
@@ -600,7 +601,6 @@ def prepare(docs: Sequence[Document], tok: Any, cfg: AuditConfig, train_cfg: Tra
     from tqdm.auto import tqdm
     for i in tqdm(range(0, len(kept), 2000), desc="direct identifiers", unit="batch"):
         spans.extend(spans_fn(kept[i:i + 2000]))
-    by_id = {d.id: s for d, s in zip(kept, spans)}
     direct = direct_identifiers(kept, spans=spans)
     stop = stop_words()
     direct_train = direct_words({p: v for p, v in direct.items() if p in member_set}, stop)
@@ -609,7 +609,9 @@ def prepare(docs: Sequence[Document], tok: Any, cfg: AuditConfig, train_cfg: Tra
     population = indirect_identifiers(kept, cfg.k, 1)
     mia = {p: set(v) for p, v in population.items()}
     member_chunks = encode_documents(mdocs, tok, train_cfg.max_length)
-    pseudo_chunks = encode_documents([replace_spans(d, by_id[d.id]) for d in mdocs], tok, train_cfg.max_length)
+    # pair documents with their spans by position: document ids need not be unique across a corpus
+    pseudo_docs = [replace_spans(d, s) for d, s in zip(kept, spans) if d.person in member_set]
+    pseudo_chunks = encode_documents(pseudo_docs, tok, train_cfg.max_length)
     non_member_chunks = encode_documents(ndocs, tok, train_cfg.max_length)
     train_ids = direct_train | indirect_train_words
     population_ids = direct_all | {w for v in mia.values() for w in v}
@@ -655,7 +657,11 @@ def evaluate_method(model: Any, tok: Any, data: AuditData, cfg: AuditConfig, tra
     kinds = {w: "direct" for w in data.direct_train}
     for w in data.indirect_train:
         kinds[w] = "both" if w in kinds else "indirect"
-    regurg = metrics.regurgitation(mpred, kinds, training_counts(data.member_chunks))
+    # repetitions in the text this method was trained on: MLMA's pseudonymised text has no direct
+    # identifiers left (the paper's Figure 5 notes MLMA's low repetition counts for that reason)
+    method = METHODS.get(name)
+    trained_on = data.pseudonymised_chunks if method is not None and method.pseudonymise else data.member_chunks
+    regurg = metrics.regurgitation(mpred, kinds, training_counts(trained_on))
     by_person: dict[str, list[Prediction]] = {}
     for chunks, preds in ((data.member_chunks, mpred), (data.non_member_chunks, npred)):
         for p in preds:

@@ -9,7 +9,9 @@ of PI the masking missed in the paper's notation::
 
 The ``MISSED_`` prefix is optional (``(John)[PERSON_NAME]``); a tag written without it must follow
 the closing parenthesis directly, so that ``(see) [EMAIL_ADDRESS]`` written with a space is never
-taken for an annotation. Table 3's ``(IRS dot gov)(MISSED_URL)`` form is accepted too. Spelling
+taken for an annotation. Table 3's ``(IRS dot gov)(MISSED_URL)`` form is accepted too. The
+annotated text stays on one line and may hold one level of parentheses; a ``MISSED_`` tag that is
+not part of a readable annotation is an error (never a silent score of 0). Spelling
 variants of one piece of PI (``Mark``, ``Marc``, ``M-A-R-K``) are linked with ``#key``:
 ``(M-A-R-K)[MISSED_PERSON_NAME_PARTIAL#mark]``; otherwise mentions with the same normalised text
 are the same piece, scored once.
@@ -39,9 +41,12 @@ log = logging.getLogger(__name__)
 MANIFEST = "manifest.jsonl"
 INSTRUCTIONS = "REVIEW_INSTRUCTIONS.md"
 
-# (text)[TAG] or (text)(TAG); text has no parentheses or line breaks; TAG may carry #key.
+# (text)[TAG] or (text)(TAG); text has no line breaks and at most one level of inner parentheses
+# ("(ABC (UK) Ltd)[MISSED_ORGANIZATION_NAME]"); TAG may carry #key.
 _ANNOTATION_RE = re.compile(
-    r"\(([^()\n]+)\)(\s*)([\[(])\s*((?:MISSED_)?[A-Z][A-Z0-9_]*)(?:\s*#\s*([^\])\n]+?))?\s*[\])]")
+    r"\(((?:[^()\n]|\([^()\n]*\))+)\)(\s*)([\[(])\s*((?:MISSED_)?[A-Z][A-Z0-9_]*)(?:\s*#\s*([^\])\n]+?))?\s*[\])]")
+# an explicit tag anywhere: every one must belong to a parsed annotation
+_MISSED_TAG_RE = re.compile(r"[\[(]\s*MISSED_[A-Z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +77,11 @@ def parse_annotations(text: str, table: ScoreTable | None = None, path: str = "<
     out: list[Annotation] = []
     parts: list[str] = []
     pos = 0
-    for m in _ANNOTATION_RE.finditer(text):
+    at = 0
+    while (m := _ANNOTATION_RE.search(text, at)) is not None:
+        # a match that is no annotation is skipped by one character only, so that an annotation
+        # inside it ("(the firm (Acme)[MISSED_ORGANIZATION_NAME]) (UK)") is still found
+        at = m.start() + 1
         inner, gap, opener, tag, key = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)
         closer = m.group(0)[-1]
         explicit = tag.startswith("MISSED_")
@@ -87,6 +96,7 @@ def parse_annotations(text: str, table: ScoreTable | None = None, path: str = "<
             if explicit:
                 raise InputError(path, line, f"unknown tag {tag!r} in {m.group(0)!r}")
             continue
+        at = m.end()
         if not inner.strip():
             raise InputError(path, line, f"empty annotation {m.group(0)!r}")
         parts.append(text[pos:m.start()])
@@ -94,6 +104,12 @@ def parse_annotations(text: str, table: ScoreTable | None = None, path: str = "<
         pos = m.end()
         out.append(Annotation(inner.strip(), tag, key.strip().lower() if key else None, m.start(), m.end(), line))
     parts.append(text[pos:])
+    for t in _MISSED_TAG_RE.finditer(text):
+        if not any(a.start <= t.start() < a.end for a in out):
+            line = text.count("\n", 0, t.start()) + 1
+            raise InputError(path, line, f"annotation not understood near {text[max(0, t.start() - 40):t.end()]!r}: "
+                                         f"write (text)[MISSED_TAG] with the text on one line, the tag closed, and "
+                                         f"at most one level of parentheses inside the text")
     return out, "".join(parts)
 
 
@@ -131,6 +147,8 @@ that the masking left visible in `(text)[MISSED_TAG]`, then save the file:
   sell); a company that is only a topic of conversation gets the plain tag (score 0).
 - Only annotate what could help identify someone; an internal order number is not PI.
 - Link spelling variants of the same PI with `#key`: `(M-A-R-K)[MISSED_PERSON_NAME#mark]`.
+- Keep each annotation on one line; the wrapped text may hold one level of parentheses,
+  `(ABC (UK) Ltd)[MISSED_ORGANIZATION_NAME_SPEAKER]`. A `MISSED_` tag that cannot be read is an error.
 - Do not change the rest of the text.
 
 Then run `veil audit review import THIS_FOLDER`.

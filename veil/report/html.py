@@ -1,8 +1,13 @@
 """Report stage: a self-contained report.html (tables + matplotlib plots inlined as base64 PNG).
 
-Extra sections (e.g. the privacy audit's tables and plots) are included from files listed in the
-experiment file (``report: {extra: [...]}``) and from ``OUT/audit/``: ``.html`` fragments are
-inlined, ``.png`` / ``.svg`` become images, ``.md`` / ``.csv`` / ``.txt`` are shown as text.
+Extra sections (e.g. the privacy audit's tables and plots) are included from the paths listed in
+the experiment file (``report: {extra: [...]}``) and from ``OUT/audit/``: ``.html`` fragments are
+inlined, ``.png`` / ``.svg`` become images, ``.md`` files are rendered (tables as tables, other
+lines as paragraphs, so footnotes stay), ``.csv`` / ``.txt`` / ``.json`` are shown as text. A
+*folder* is read as an audit output folder (``veil audit ppmlm|risk|identifiers --out DIR``): its
+files named in :data:`AUDIT_FILES` are shown in that order, e.g. ``table.md`` and
+``privacy_utility.png`` of ``veil audit ppmlm``. A listed path that does not exist is named in the
+report (and logged) rather than silently left out.
 """
 
 from __future__ import annotations
@@ -10,9 +15,20 @@ from __future__ import annotations
 import base64
 import html
 import io
+import logging
 import math
+import re
 from pathlib import Path
 from typing import Any, Sequence
+
+log = logging.getLogger(__name__)
+
+#: the outputs of an audit folder that the report shows, in this order
+AUDIT_FILES: tuple[str, ...] = (
+    "table.md", "privacy_utility.png", "roc.png", "regurgitation.png",  # veil audit ppmlm
+    "risk_table.md", "risk_hist.png",  # veil audit risk / review
+    "identifiers.md", "identifiers.png",  # veil audit identifiers
+)
 
 
 def _png(fig: Any) -> str:
@@ -74,34 +90,74 @@ def plots(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Se
 
 
 def _md_table_to_html(md: str) -> str:
-    rows = [l for l in md.splitlines() if l.startswith("|") and not set(l) <= set("|-")]
+    rows = [l for l in md.splitlines() if l.startswith("|") and not set(l) <= set("|-: ")]
     if not rows:
         return ""
     cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cells[0])
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in cells[1:])
+    head = "".join(f"<th>{_inline(c)}</th>" for c in cells[0])
+    body = "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in cells[1:])
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def extra_sections(files: Sequence[Path]) -> str:
-    parts = []
-    for f in files:
-        if not f.is_file():
+def _inline(text: str) -> str:
+    """Escaped text with markdown's ``**bold**`` kept as bold."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(text))
+
+
+def md_to_html(md: str) -> str:
+    """A small markdown subset: ``|`` tables, ``#`` headings, every other non-empty line a paragraph."""
+    out: list[str] = []
+    table: list[str] = []
+    for line in md.splitlines() + [""]:
+        if line.startswith("|"):
+            table.append(line)
             continue
-        title = f"<h3>{html.escape(f.name)}</h3>"
-        suf = f.suffix.lower()
-        if suf in (".html", ".htm"):
-            parts.append(title + f.read_text(encoding="utf-8"))
-        elif suf == ".png":
-            data = base64.b64encode(f.read_bytes()).decode()
-            parts.append(title + f'<img alt="{html.escape(f.name)}" src="data:image/png;base64,{data}">')
-        elif suf == ".svg":
-            parts.append(title + f.read_text(encoding="utf-8"))
-        elif suf == ".md" and "|" in f.read_text(encoding="utf-8"):
-            parts.append(title + _md_table_to_html(f.read_text(encoding="utf-8")))
-        elif suf in (".md", ".csv", ".txt", ".json"):
-            parts.append(title + "<pre>" + html.escape(f.read_text(encoding="utf-8")[:20000]) + "</pre>")
-    return "\n".join(parts)
+        if table:
+            out.append(_md_table_to_html("\n".join(table)))
+            table = []
+        s = line.strip()
+        if s.startswith("#"):
+            out.append(f"<h4>{_inline(s.lstrip('#').strip())}</h4>")
+        elif s:
+            out.append(f"<p>{_inline(s)}</p>")
+    return "\n".join(out)
+
+
+def _file_section(f: Path, level: str = "h3") -> str:
+    title = f"<{level}>{html.escape(f.name)}</{level}>"
+    suf = f.suffix.lower()
+    if suf in (".html", ".htm", ".svg"):
+        return title + f.read_text(encoding="utf-8")
+    if suf == ".png":
+        data = base64.b64encode(f.read_bytes()).decode()
+        return title + f'<img alt="{html.escape(f.name)}" src="data:image/png;base64,{data}">'
+    if suf == ".md":
+        return title + md_to_html(f.read_text(encoding="utf-8"))
+    if suf in (".csv", ".txt", ".json"):
+        return title + "<pre>" + html.escape(f.read_text(encoding="utf-8")[:20000]) + "</pre>"
+    return ""
+
+
+def extra_sections(paths: Sequence[Path]) -> str:
+    """HTML for the extra files and audit output folders in ``paths`` (see the module docstring)."""
+    parts = []
+    for p in map(Path, paths):
+        if p.name.startswith("."):
+            continue  # a temporary file of an atomic write, or a hidden file
+        if p.is_dir():
+            found = [p / name for name in AUDIT_FILES if (p / name).is_file()]
+            if not found:
+                log.warning("report: %s holds none of the audit outputs %s", p, ", ".join(AUDIT_FILES))
+                parts.append(f"<h3>{html.escape(p.name)}</h3><p>No audit outputs in {html.escape(str(p))}.</p>")
+                continue
+            parts.append(f"<h3>{html.escape(p.name)}</h3><p>From {html.escape(str(p))}.</p>"
+                         + "".join(_file_section(f, "h4") for f in found))
+        elif p.is_file():
+            parts.append(_file_section(p))
+        else:
+            log.warning("report: extra path %s does not exist", p)
+            parts.append(f"<p>Not found: {html.escape(str(p))}.</p>")
+    return "\n".join(x for x in parts if x)
 
 
 def render_html(title: str, results_md: str, times_md: str, imgs: dict[str, str], extra: str, notes: str = "") -> str:
