@@ -144,6 +144,22 @@ def test_interrupted_stage_leaves_no_entry(tmp_path):
     assert cache.computed == ["s/k"]
 
 
+def test_folders_of_killed_runs_are_removed_but_not_those_of_live_ones(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from veil.experiment.cache import StageCache
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    (tmp_path / "s" / f"k.tmp-{dead_pid}").mkdir(parents=True)
+    live = tmp_path / "s" / f"k.tmp-{os.getppid()}"  # a running process: maybe a concurrent run
+    live.mkdir()
+    StageCache(tmp_path).run("s", "k", {}, lambda tmp: {})
+    assert not (tmp_path / "s" / f"k.tmp-{dead_pid}").exists() and live.is_dir()
+
+
 def test_bad_experiment_files(tmp_path):
     from veil.experiment.spec import load_spec
 

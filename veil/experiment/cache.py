@@ -50,6 +50,7 @@ class StageCache:
         tmp = dest.with_name(f"{key}.tmp-{os.getpid()}")
         if tmp.exists():
             shutil.rmtree(tmp)
+        _remove_abandoned(dest)
         tmp.mkdir(parents=True)
         t0 = time.time()
         info = fn(tmp) or {}
@@ -62,3 +63,23 @@ class StageCache:
             os.replace(tmp, dest)
         self.computed.append(f"{stage}/{key}")
         return dest, meta
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def _remove_abandoned(dest: Path) -> None:
+    """Delete ``KEY.tmp-PID`` folders of ``dest`` left by runs that were killed (their PID is gone)."""
+    if not dest.parent.is_dir():
+        return
+    for old in dest.parent.glob(f"{dest.name}.tmp-*"):
+        pid = old.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
