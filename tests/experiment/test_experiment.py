@@ -296,3 +296,27 @@ def test_rankings_persist_so_a_method_added_later_reuses_them(tmp_path, monkeypa
     assert not set(shown) & first_run  # but nothing the first run ranked was asked again
     rows = {r["method"]: r for r in read_rows(tmp_path / "b")}
     assert {"fake_top1", "fake_topk", "fake_sample"} <= set(rows)
+
+
+def test_several_lm_seeds_give_mean_and_spread(tmp_path):
+    """``lm.seeds: 2``: every variant is fine-tuned twice; the table shows the mean ± the spread, and the
+    first seed's runs are the single-seed runs (reused from the cache, not recomputed)."""
+    exp = write_experiment(tmp_path, [TOP1])
+    assert veil(["experiment", "run", str(exp), "--out", str(tmp_path / "one"), "--no-progress"]) == 0
+    one = {r["method"]: r for r in read_rows(tmp_path / "one")}
+    assert veil(["experiment", "run", str(exp), "--out", str(tmp_path / "two"), "--no-progress",
+                 "--set", "lm.seeds=2"]) == 0
+    two = {r["method"]: r for r in read_rows(tmp_path / "two")}
+    for m, r in two.items():
+        seeds = [float(x) for x in r["perplexity_seeds"].split()]
+        assert r["seeds"] == "2" and len(seeds) == 2 and seeds[0] != seeds[1]
+        assert abs(float(one[m]["perplexity"]) - seeds[0]) < 1e-3  # seed 0 = the single-seed run
+        assert math.isclose(float(r["perplexity"]), sum(seeds) / 2, rel_tol=1e-6)
+        assert float(r["perplexity_std"]) > 0
+    assert two["fake_top1"]["gap_recovered_std"] != "" and two["baseline0"]["gap_recovered_std"] == ""
+    md = (tmp_path / "two" / "results.md").read_text()
+    assert "±" in md and "mean over 2 LM fine-tuning seeds" in md
+    with pytest.raises(VeilError, match="positive"):
+        from veil.train.lm import LMSettings
+
+        LMSettings.from_dict({"seeds": 0})

@@ -26,10 +26,6 @@ from veil.textutil import count_words
 
 log = logging.getLogger(__name__)
 
-RESULT_COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered", "train_docs",
-                  "train_words", "test_words", "pretrain_s", "mask_s", "filler_ft_s", "fill_s", "lm_finetune_s",
-                  "evaluate_s", "computed"]
-
 
 def load_corpus(c: CorpusSpec) -> list[Any]:
     from veil.io.formats import Fields, read_documents
@@ -323,10 +319,12 @@ class ExperimentRunner:
         self._rank_saved[memo_key] = len(memo)
 
     def lm_finetune(self, pre_dir: Path, pre_key: str, texts: list[str], mask_loss_weight: float,
-                    label: str) -> tuple[Path, dict[str, Any]]:
+                    label: str, seed: int | None = None) -> tuple[Path, dict[str, Any]]:
+        import dataclasses
+
         from veil.train import lm
 
-        s = self.lm
+        s = self.lm if seed is None else dataclasses.replace(self.lm, seed=seed)
         settings = {"pretrain": pre_key, "texts": texts_hash(texts), "mask_loss_weight": mask_loss_weight,
                     "epochs": s.finetune_epochs, "lr": s.finetune_lr, "batch_size": s.batch_size, "seed": s.seed,
                     "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps}
@@ -378,10 +376,16 @@ class ExperimentRunner:
         def lm_row(tech: str, v: Variant, texts: list[str], mask_weight: float, extra: dict[str, Any]) -> None:
             before = len(self.cache.computed)
             label = f"{tech or 'oracle'}/{v.name}"
-            ft_dir, ft_meta = self.lm_finetune(pre_dir, pre_key, texts, mask_weight, label)
-            ev = self.evaluate(ft_dir, ft_meta["key"], test, test_h, label)
-            row = {**base, "technique": tech, "method": v.name, "perplexity": ev["info"]["perplexity"],
-                   "lm_finetune_s": ft_meta["seconds"], "evaluate_s": ev["seconds"], **extra}
+            ppls, ft_s, ev_s = [], 0.0, 0.0
+            for i in range(self.lm.seeds):  # the first run's key is the single-seed key: seeds only add runs
+                seed = self.lm.seed + i
+                tag = label if i == 0 else f"{label} (seed {seed})"
+                ft_dir, ft_meta = self.lm_finetune(pre_dir, pre_key, texts, mask_weight, tag, seed=seed)
+                ev = self.evaluate(ft_dir, ft_meta["key"], test, test_h, tag)
+                ppls.append(ev["info"]["perplexity"])
+                ft_s, ev_s = ft_s + ft_meta["seconds"], ev_s + ev["seconds"]
+            row = {**base, "technique": tech, "method": v.name, "perplexity": sum(ppls) / len(ppls),
+                   "perplexity_seeds": ppls, "lm_finetune_s": ft_s, "evaluate_s": ev_s, **extra}
             row["computed"] = len(self.cache.computed) - before + extra.get("computed", 0)
             rows.append(row)
             self._write(rows)

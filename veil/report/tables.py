@@ -9,8 +9,9 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered", "train_docs", "train_words",
-           "test_words", "pretrain_s", "mask_s", "filler_ft_s", "fill_s", "lm_finetune_s", "evaluate_s", "computed"]
+COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered", "perplexity_std", "gap_recovered_std",
+           "seeds", "perplexity_seeds", "train_docs", "train_words", "test_words", "pretrain_s", "mask_s",
+           "filler_ft_s", "fill_s", "lm_finetune_s", "evaluate_s", "computed"]
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -19,18 +20,46 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _std(xs: Sequence[float]) -> float | None:
+    """Sample standard deviation; None for fewer than two finite values."""
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    if len(xs) < 2:
+        return None
+    m = sum(xs) / len(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def _gap(b0: float, oracle: float, ppl: float) -> float | None:
+    den = b0 - oracle
+    if math.isfinite(den) and den != 0 and math.isfinite(ppl):
+        return (b0 - ppl) / den
+    return None
+
+
 def add_gap(rows: list[dict[str, Any]]) -> None:
-    """gap recovered = (PPL Baseline0 - PPL method) / (PPL Baseline0 - PPL Oracle), per technique."""
-    oracle = next((r["perplexity"] for r in rows if r["method"] == "oracle"), None)
-    b0 = {r["technique"]: r["perplexity"] for r in rows if r["method"] == "baseline0"}
+    """gap recovered = (PPL Baseline0 - PPL method) / (PPL Baseline0 - PPL Oracle), per technique.
+
+    With several LM seeds (``perplexity_seeds``), ``perplexity`` is their mean, ``perplexity_std``
+    their spread, and ``gap_recovered_std`` the spread of the gap computed seed by seed (Oracle,
+    Baseline0 and the method fine-tuned with the same seed), so it measures how much of a difference
+    between methods is training noise.
+    """
+    oracle = next((r for r in rows if r["method"] == "oracle"), None)
+    b0 = {r["technique"]: r for r in rows if r["method"] == "baseline0"}
     for r in rows:
-        g = None
+        seeds = list(r.get("perplexity_seeds") or [r["perplexity"]])
+        r["seeds"] = len(seeds)
+        r["perplexity_std"] = _std(seeds)
+        g = gstd = None
         b = b0.get(r["technique"])
         if oracle is not None and b is not None and r["method"] != "oracle":
-            den = b - oracle
-            if math.isfinite(den) and den != 0 and math.isfinite(r["perplexity"]):
-                g = (b - r["perplexity"]) / den
+            g = _gap(b["perplexity"], oracle["perplexity"], r["perplexity"])
+            per = [_gap(bs, os_, ms) for bs, os_, ms in zip(b.get("perplexity_seeds") or [b["perplexity"]],
+                                                           oracle.get("perplexity_seeds") or [oracle["perplexity"]],
+                                                           seeds)]
+            gstd = _std([x for x in per if x is not None]) if r["method"] != "baseline0" else None
         r["gap_recovered"] = g
+        r["gap_recovered_std"] = gstd
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
@@ -38,8 +67,14 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     w = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in COLUMNS})
+        w.writerow({c: ("" if r.get(c) is None else
+                        " ".join(f"{x:.4f}" for x in r[c]) if isinstance(r.get(c), (list, tuple)) else r.get(c))
+                    for c in COLUMNS})
     return buf.getvalue()
+
+
+def _pm(x: float | None, fmt: str) -> str:
+    return "" if x is None else f" ±{x:{fmt}}"
 
 
 def _fmt_ppl(x: float | None) -> str:
@@ -50,14 +85,17 @@ def to_markdown(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniqu
                 title: str = "") -> str:
     """Perplexity (gap recovered) per method x technique, then the share of masked tokens."""
     cell = {(r["technique"], r["method"]): r for r in rows}
+    n_seeds = max((int(r.get("seeds") or 1) for r in rows), default=1)
+    seeds_note = (f" Each cell is the mean over {n_seeds} LM fine-tuning seeds, ± the standard deviation of the "
+                  "perplexity and of the gap recovered computed seed by seed." if n_seeds > 1 else "")
     lines = [f"## {title}" if title else "", "",
              "Perplexity per word of the adapted LM on the untouched test set (gap recovered = "
-             "(PPL Baseline0 - PPL method) / (PPL Baseline0 - PPL Oracle)).", "",
+             "(PPL Baseline0 - PPL method) / (PPL Baseline0 - PPL Oracle))." + seeds_note, "",
              "| method | " + " | ".join(techniques) + " |", "|---|" + "---|" * len(techniques)]
     for m in methods:
         if m == "oracle":
             r = cell.get(("", m))
-            v = _fmt_ppl(r["perplexity"]) if r else ""
+            v = _fmt_ppl(r["perplexity"]) + _pm(r.get("perplexity_std"), ".1f") if r else ""
             lines.append(f"| {m} | " + " | ".join(v for _ in techniques) + " |")
             continue
         vals = []
@@ -66,9 +104,10 @@ def to_markdown(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniqu
             if r is None:
                 vals.append("")
                 continue
-            s = _fmt_ppl(r["perplexity"])
+            s = _fmt_ppl(r["perplexity"]) + _pm(r.get("perplexity_std"), ".1f")
             if r.get("gap_recovered") is not None and m != "baseline0":
-                s += f" ({100 * r['gap_recovered']:.0f}%)"
+                gstd = r.get("gap_recovered_std")
+                s += f" ({100 * r['gap_recovered']:.0f}%" + (_pm(100 * gstd, ".0f") if gstd is not None else "") + ")"
             vals.append(s)
         lines.append(f"| {m} | " + " | ".join(vals) + " |")
     shares = []

@@ -40,6 +40,7 @@ class LMSettings:
     tokenizer: str = "bpe"  # byte-level BPE trained on the pre-training corpus; "word": words + <unk>
     dropout: float = 0.1
     seed: int = 0
+    seeds: int = 1  # fine-tuning runs per variant (seeds seed, seed+1, ...): mean and spread of perplexity
     batch_size: int = 32
     pretrain_epochs: float = 1.0
     pretrain_lr: float = 2e-3
@@ -60,7 +61,7 @@ class LMSettings:
         s = cls(**d)
         if s.n_embd % s.n_head:
             raise VeilError(f"lm.n_embd ({s.n_embd}) must be a multiple of lm.n_head ({s.n_head})")
-        if min(s.n_layer, s.n_embd, s.n_head, s.context, s.batch_size) < 1 or s.context < 2:
+        if min(s.n_layer, s.n_embd, s.n_head, s.context, s.batch_size, s.seeds) < 1 or s.context < 2:
             raise VeilError("lm sizes must be positive and context at least 2")
         return s
 
