@@ -137,3 +137,48 @@ def test_importing_the_fillers_does_not_import_torch():
     code = ("import sys; import veil.fill.llm, veil.fill.llm_instruct, veil.models.smollm2; "
             "sys.exit(1 if 'torch' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_excluded_words_are_kept_out_of_the_proposals(scorer):
+    ctx = scorer.contexts(TEXTS, _targets(TEXTS))
+    plain = scorer.propose(ctx)
+    # exclude each context's own top proposals: the rest of a larger pool takes their place
+    excl = [frozenset(w.lower() for w in p[:3]) for p in plain]
+    got = scorer.propose(ctx, excl)
+    for p, g, x in zip(plain, got, excl):
+        assert g and not {w.lower() for w in g} & x
+        assert len(g) <= scorer.n_candidates
+        assert [w for w in p if w.lower() not in x] == g[:len([w for w in p if w.lower() not in x])]
+    # None for a context leaves it as it was, even in a batch with excluding contexts
+    mixed = scorer.propose(ctx, [excl[0]] + [None] * (len(ctx) - 1))
+    assert mixed[1:] == plain[1:] and mixed[0] == got[0]
+
+
+def test_avoid_proposals_fills_off_the_list(tiny):
+    model, tok = tiny
+    text = "I think [MASK] are really useful"
+    doc = MaskedDocument("d1", text, (Placeholder(8, 14, "WORD", "MASK#0", "allow_list"),), "mask")
+    base = LLMFiller(model_obj=model, tokenizer=tok, n_candidates=8)
+    listed = frozenset(w.lower() for w, _ in base.propose_batch([text], [(8, 14)], 8)[0])
+    for strategy in ("topk", "sample"):
+        f = LLMFiller(model_obj=model, tokenizer=tok, strategy=strategy, k=5, n_candidates=8,
+                      avoid={"allow_list": listed}, avoid_proposals=True)
+        for seed in range(5):
+            f.seed = seed
+            sub = f.fill([doc])[0].substitutions[0].substitute
+            assert sub.lower() not in listed
+    with pytest.raises(VeilError, match="avoid_proposals"):
+        from veil.fill.base import CandidateFiller
+
+        class NoExclude(CandidateFiller):
+            name = "noexclude"
+
+        NoExclude(avoid_proposals=True)
+
+
+def test_an_exclusion_that_leaves_nothing_keeps_the_plain_list(tiny, monkeypatch):
+    model, tok = tiny
+    scorer = CausalWordScorer(model, tok, n_candidates=12, token_budget=512, exclude_pool=1)  # pool = the list
+    ctx = scorer.contexts(TEXTS[:1], _targets(TEXTS[:1]))
+    plain = scorer.propose(ctx)[0]
+    assert scorer.propose(ctx, [frozenset(w.lower() for w in plain)])[0] == plain

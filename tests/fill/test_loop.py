@@ -306,3 +306,12 @@ def test_choose_sample_edge_cases():
     assert choose_sample(["the", "a"], [0.0, -50.0], 10, random.Random(0), avoid={"the", "a"}) == "the"
     with pytest.raises(ValueError, match="score"):
         choose("sample", ["a", "b"], 2, random.Random(0))
+
+
+def test_match_case_lowercases_substitutes_in_lowercase_documents_only():
+    lower = masked("the board named ONE chairman", ["ONE"], doc_id="a")
+    upper = masked("The board named ONE chairman", ["ONE"], doc_id="b")
+    out = ListFiller(["Smith", "jones"], match_case=True).fill([lower, upper])
+    assert out[0].text == "the board named smith chairman"
+    assert out[1].text == "The board named Smith chairman"
+    assert ListFiller(["Smith"]).fill([lower])[0].text == "the board named Smith chairman"  # off by default

@@ -41,6 +41,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: the allow_list / vocab_threshold maskers' default lists); repeatable")
     p.add_argument("--no-avoid", action="store_true", help="no avoid-lists at all")
     p.add_argument("--avoid-in-top1", action="store_true", help="apply the avoid-lists to Top-1 too")
+    p.add_argument("--avoid-proposals", action="store_true",
+                   help="llm: ask the model for candidates off the avoid-list (a larger pool, listed words "
+                        "dropped) instead of dropping listed words after the draw")
+    p.add_argument("--match-case", action="store_true",
+                   help="lower-case the substitutes of documents that contain no capital letter")
     p.add_argument("--chunk", type=int, default=256, help="documents per written chunk (resume granularity)")
     p.add_argument("--limit", type=int, default=None, help="fill only the first N documents")
     p.add_argument("--overwrite", action="store_true", help="start again even if OUTPUT or an unfinished run exists")
@@ -57,6 +62,8 @@ def build_filler(args: argparse.Namespace):
         raise VeilError("--k, --batch-size and --chunk must be at least 1")
     kwargs = dict(model=args.model, strategy=args.strategy, k=args.k, seed=args.seed, batch_size=args.batch_size,
                   types=args.types, avoid_in_top1=args.avoid_in_top1,
+                  **({"avoid_proposals": True} if args.avoid_proposals else {}),
+                  **({"match_case": True} if args.match_case else {}),
                   **({"temperature": args.temperature} if args.strategy == "sample" else {}))
     for name in ("device", "dtype"):
         if getattr(args, name) is not None:
@@ -92,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     filler = build_filler(args)
     settings = {k: getattr(args, k) for k in ("filler", "model", "strategy", "k", "seed", "types", "avoid",
-                                              "no_avoid", "avoid_in_top1", "dtype", "limit")}
+                                              "no_avoid", "avoid_in_top1", "avoid_proposals", "match_case", "dtype", "limit")}
     if args.strategy == "sample":
         settings["temperature"] = args.temperature
     stats = fill_file(filler, args.input, args.output, chunk_size=args.chunk, settings=settings,

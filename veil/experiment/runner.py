@@ -95,8 +95,20 @@ def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> None:
     if propose is None:
         return
 
-    def propose_batch(texts: Any, targets: Any, k: int) -> list[list[tuple[str, float]]]:
-        keys = [(t, s, e) for t, (s, e) in zip(texts, targets)]
+    digests: dict[int, tuple[Any, str]] = {}  # id(word list) -> (the list, its digest)
+
+    def digest(words: Any) -> str:
+        """A stable name of an exclude list (it is part of a ranking's key, also on disk)."""
+        if not words:
+            return ""
+        hit = digests.get(id(words))
+        if hit is None or hit[0] is not words:
+            hit = digests[id(words)] = (words, stable_hash(sorted(words)))
+        return hit[1]
+
+    def propose_batch(texts: Any, targets: Any, k: int, exclude: Any = None) -> list[list[tuple[str, float]]]:
+        excl = list(exclude) if exclude is not None else [None] * len(texts)
+        keys = [(t, s, e, digest(x)) for t, (s, e), x in zip(texts, targets, excl)]
         out: list[Any] = [None] * len(keys)
         miss = []
         for i, key in enumerate(keys):
@@ -107,7 +119,8 @@ def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> None:
                 miss.append(i)
         if miss:
             ask = max(k, request)
-            got = propose([texts[i] for i in miss], [targets[i] for i in miss], ask)
+            extra = {"exclude": [excl[i] for i in miss]} if exclude is not None else {}
+            got = propose([texts[i] for i in miss], [targets[i] for i in miss], ask, **extra)
             for i, ranking in zip(miss, got):
                 memo[keys[i]] = (ask, list(ranking))
                 out[i] = list(ranking)[:k]
@@ -298,8 +311,8 @@ class ExperimentRunner:
 
                 with gzip.open(path, "rt", encoding="utf-8") as f:
                     for line in f:
-                        text, s, e, ask, ranking = json.loads(line)
-                        memo[(text, s, e)] = (ask, [(w, sc) for w, sc in ranking])
+                        text, s, e, ask, ranking, *excl = json.loads(line)
+                        memo[(text, s, e, excl[0] if excl else "")] = (ask, [(w, sc) for w, sc in ranking])
                 log.info("reusing %d stored rankings (%s)", len(memo), path.name)
             self._rank_saved[memo_key] = len(memo)
         return memo
@@ -313,8 +326,8 @@ class ExperimentRunner:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
         with gzip.open(tmp, "wt", encoding="utf-8") as f:
-            for (text, s, e), (ask, ranking) in memo.items():
-                f.write(json.dumps([text, s, e, ask, ranking], ensure_ascii=False) + "\n")
+            for (text, s, e, excl), (ask, ranking) in memo.items():
+                f.write(json.dumps([text, s, e, ask, ranking, excl], ensure_ascii=False) + "\n")
         os.replace(tmp, path)
         self._rank_saved[memo_key] = len(memo)
 

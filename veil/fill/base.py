@@ -100,6 +100,7 @@ class _DocState:
     values: dict[int, str] = field(default_factory=dict)  # slot index -> substitute
     assigned: dict[str, str] = field(default_factory=dict)  # key -> substitute (numbered consistency)
     used: dict[str, set[str]] = field(default_factory=dict)  # label -> substitutes of other keys
+    lowercase: bool = False  # substitutes are lower-cased (match_case and a text without capitals)
 
 
 def document_slots(doc: MaskedDocument, merge_masks: bool = True) -> list[Slot]:
@@ -162,14 +163,23 @@ class CandidateFiller(Filler):
     ``types``: ``"auto"`` fills typed and numbered placeholders by type and ``[MASK]`` markers with
     plain words (the paper's setting, even where the mask stage recorded a label), ``"on"`` uses the
     recorded labels for ``[MASK]`` markers too, ``"off"`` fills everything with plain words;
-    ``temperature``: the ``sample`` strategy's softmax temperature over the back-end's scores.
+    ``temperature``: the ``sample`` strategy's softmax temperature over the back-end's scores;
+    ``avoid_proposals``: where the strategy avoids a word list, ask the back-end for candidates off
+    that list in the first place (back-ends with ``supports_exclude``: ``llm``), instead of drawing
+    among the model's top K and dropping the listed ones afterwards (the paper's Top-K), which for
+    a name or a rare word often leaves only function words ("the", "and") to choose from;
+    ``match_case``: in a document whose text has no capital letter (a lower-cased corpus such as
+    PTB), substitutes are lower-cased too, so the filled corpus keeps the corpus's conventions.
     """
+
+    supports_exclude = False  # whether propose_batch takes ``exclude`` (see avoid_proposals)
 
     def __init__(self, strategy: str = "top1", k: int = 10, seed: int = 0, batch_size: int = 64,
                  *, avoid: Mapping[str, AbstractSet[str]] | None = None, avoid_in_top1: bool = False,
                  entity_candidates: int = 20, merge_masks: bool = True, group_size: int = 1024,
                  ner_model: str | None = None, types: str = "auto", faker_tries: int = 12,
-                 temperature: float = 1.0, **options) -> None:
+                 temperature: float = 1.0, avoid_proposals: bool = False, match_case: bool = False,
+                 **options) -> None:
         if strategy not in strategies.STRATEGIES:
             raise VeilError(f"unknown strategy {strategy!r}; choose from {', '.join(strategies.STRATEGIES)}")
         if types not in ("auto", "on", "off"):
@@ -179,8 +189,13 @@ class CandidateFiller(Filler):
             raise VeilError("k, batch_size, group_size and entity_candidates must be at least 1")
         if not temperature > 0:
             raise VeilError(f"temperature must be positive, got {temperature!r}")
+        if avoid_proposals and not self.supports_exclude:
+            raise VeilError(f"the {self.name} filler cannot keep listed words out of its proposals "
+                            "(avoid_proposals needs a back-end with supports_exclude, e.g. llm)")
         self.strategy, self.k, self.seed, self.batch_size = strategy, k, seed, batch_size
         self.temperature = float(temperature)
+        self.avoid_proposals = avoid_proposals
+        self.match_case = match_case
         self.options = options
         self._avoid_given = avoid is not None
         self._avoid = {} if avoid is None else {t: frozenset(w.lower() for w in ws) for t, ws in avoid.items()}
@@ -197,7 +212,9 @@ class CandidateFiller(Filler):
                       k: int) -> list[list[tuple[str, float]]]:
         """For each ``texts[i]``, up to ``k`` whole-word candidates ``(word, score)``, best first,
         for the marker at ``texts[i][targets[i][0]:targets[i][1]]``. Other markers in the text may
-        still be present (they are filled later, left to right)."""
+        still be present (they are filled later, left to right). A back-end with
+        ``supports_exclude`` also takes ``exclude=`` (per text, a set of lower-cased words to keep
+        out of the list, or None)."""
         raise NotImplementedError
 
     # --- avoid-lists ----------------------------------------------------------------------------
@@ -226,7 +243,10 @@ class CandidateFiller(Filler):
 
     def _start(self, doc: MaskedDocument) -> _DocState:
         slots = document_slots(doc, self.merge_masks)
-        return _DocState(doc, doc.text, slots, doc_rng(self.seed, doc.id), list(slots))
+        st = _DocState(doc, doc.text, slots, doc_rng(self.seed, doc.id), list(slots))
+        if self.match_case:
+            st.lowercase = not any(c.isupper() for c in MARKER_RE.sub(" ", doc.text))
+        return st
 
     def _fill_group(self, docs: Sequence[MaskedDocument]) -> list[FilledDocument]:
         states = [self._start(d) for d in docs]
@@ -273,7 +293,8 @@ class CandidateFiller(Filler):
     def _model_step(self, pending: list[_DocState]) -> None:
         slots = [st.slots[0] for st in pending]
         k_req = max(self._wanted(st, s) for st, s in zip(pending, slots))
-        proposals = self.propose_batch([st.text for st in pending], [(s.start, s.end) for s in slots], k_req)
+        extra = {"exclude": [self._avoid_for(s) or None for s in slots]} if self.avoid_proposals else {}
+        proposals = self.propose_batch([st.text for st in pending], [(s.start, s.end) for s in slots], k_req, **extra)
         if len(proposals) != len(pending):
             raise VeilError(f"{type(self).__name__}.propose_batch returned {len(proposals)} lists "
                             f"for {len(pending)} texts")
@@ -288,6 +309,8 @@ class CandidateFiller(Filler):
             entity = self._kind(st, slot) == "entity"
             for w, sc in props:
                 w = w.strip()
+                if st.lowercase:
+                    w = w.lower()
                 if entity:
                     w = typed.as_entity(w)
                 if _BAD_CANDIDATE_RE.search(w) or w in taken or w in words:
@@ -355,6 +378,8 @@ class CandidateFiller(Filler):
         raise VeilError(f"document {st.doc.id!r}: the model proposed no usable word for {slot.marker}")
 
     def _assign(self, st: _DocState, slot: Slot, value: str) -> None:
+        if st.lowercase:  # (Faker values too)
+            value = value.lower()
         st.assigned[slot.key] = value
         st.used.setdefault(slot.label, set()).add(value)
         self._apply(st, slot, value)

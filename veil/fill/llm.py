@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import AbstractSet, Any, Iterable, Sequence
 
 from veil.errors import VeilError
 from veil.fill.base import CandidateFiller
@@ -80,12 +80,13 @@ class CausalWordScorer:
 
     def __init__(self, model: Any, tokenizer: Any, *, n_candidates: int = 32, max_word_tokens: int = 6,
                  start_token_id: int | None = None, token_budget: int = 4096,
-                 left_words: int = 64, right_words: int = 32, progress: bool = False) -> None:
+                 left_words: int = 64, right_words: int = 32, exclude_pool: int = 4, progress: bool = False) -> None:
         import torch
 
         self.torch = torch
         self.model, self.tok = model, tokenizer
         self.n_candidates, self.max_word_tokens = n_candidates, max_word_tokens
+        self.exclude_pool = max(1, exclude_pool)
         self.token_budget, self.left_words, self.right_words = token_budget, left_words, right_words
         self.progress = progress
         if start_token_id is None:
@@ -188,30 +189,52 @@ class CausalWordScorer:
         return DynamicCache(ddp_cache_data=[(k.index_select(0, idx), v.index_select(0, idx)) for k, v in pre["kv"]])
 
     # ---------------------------------------------------------------- proposals
-    def propose(self, contexts: Sequence[MarkerContext]) -> list[list[str]]:
-        """Whole-word candidates per context, in order of first-token probability (deduplicated)."""
+    def propose(self, contexts: Sequence[MarkerContext],
+                exclude: Sequence[AbstractSet[str] | None] | None = None) -> list[list[str]]:
+        """Whole-word candidates per context, in order of first-token probability (deduplicated).
+
+        ``exclude[i]`` (lower-cased words) keeps those words out of context ``i``'s list: the model
+        proposes ``exclude_pool`` times as many first tokens there, and the first ``n_candidates``
+        words not excluded are kept (the masked word of an allow-list technique is never on its list,
+        so listed proposals would only crowd out the plausible ones); when every proposal is
+        excluded, the plain list is returned."""
         torch = self.torch
         out: list[list[str] | None] = [None] * len(contexts)
         splits = [self._split_left(c.left) for c in contexts]
-        rows_per_marker = self.n_candidates
-        for chunk in _budget_groups([len(s[0]) + self.max_word_tokens for s in splits], rows_per_marker,
-                                    self.token_budget):
+        excl = list(exclude) if exclude is not None else [None] * len(contexts)
+        if len(excl) != len(contexts):
+            raise VeilError(f"{len(excl)} exclude sets for {len(contexts)} contexts")
+        pool = self.n_candidates * (self.exclude_pool if any(excl) else 1)
+        for chunk in _budget_groups([len(s[0]) + self.max_word_tokens for s in splits], pool, self.token_budget):
+            n_want = self.n_candidates * (self.exclude_pool if any(excl[i] for i in chunk) else 1)
             with torch.no_grad():
                 pre = self._encode_prefixes([splits[i][0] for i in chunk])
                 last = pre["hidden"][torch.arange(len(chunk)), (pre["lens"] - 1).to(self.device)]
                 lp = self._log_probs_at(last)
                 allowed = torch.stack([self.space_start if splits[i][1] else self.bare_start for i in chunk])
                 lp = lp.masked_fill(~allowed, float("-inf"))
-                n_first = min(self.n_candidates, int(allowed.sum(1).min()))
+                n_first = min(n_want, int(allowed.sum(1).min()))
                 first = lp.topk(n_first, dim=1).indices.cpu()  # [M, N]
                 words = self._extend(pre, first)
             for i, ws in zip(chunk, words):
-                seen: dict[str, None] = {}
-                for w in ws:
-                    if w is not None and WORD_RE.fullmatch(w) and not MARKER_RE.search(w):
-                        seen.setdefault(w, None)
-                out[i] = list(seen)
+                # (in a chunk with excluding contexts, a context without exclusion keeps its own first
+                # n_candidates tokens; an exclusion that leaves nothing keeps the listed words, as Top-K does)
+                plain = self._words(ws[:self.n_candidates])
+                if excl[i]:
+                    kept = self._words(w for w in ws if w is None or w.lower() not in excl[i])[:self.n_candidates]
+                    out[i] = kept or plain
+                else:
+                    out[i] = plain
         return out  # type: ignore[return-value]
+
+    @staticmethod
+    def _words(ws: Iterable[str | None]) -> list[str]:
+        """Usable whole words, first occurrence kept, in order."""
+        seen: dict[str, None] = {}
+        for w in ws:
+            if w is not None and WORD_RE.fullmatch(w) and not MARKER_RE.search(w):
+                seen.setdefault(w, None)
+        return list(seen)
 
     def _extend(self, pre: dict, first: Any) -> list[list[str | None]]:
         """Greedy whole-word extension of every first token, all rows of all markers batched."""
@@ -339,9 +362,10 @@ class CausalWordScorer:
             raise VeilError(f"{len(texts)} texts but {len(targets)} targets")
         return [marker_context(t, tg, self.left_words, self.right_words) for t, tg in zip(texts, targets)]
 
-    def rank(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], k: int) -> list[list[tuple[str, float]]]:
+    def rank(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], k: int,
+             exclude: Sequence[AbstractSet[str] | None] | None = None) -> list[list[tuple[str, float]]]:
         ctx = self.contexts(texts, targets)
-        cands = self.propose(ctx)
+        cands = self.propose(ctx, exclude)
         scores = self.score(ctx, cands)
         return [_top(c, s, k) for c, s in zip(cands, scores)]
 
@@ -418,10 +442,11 @@ class LLMFiller(CandidateFiller):
     a local checkpoint, a ``.gguf`` file or a saved LoRA adapter folder."""
 
     name = "llm"
+    supports_exclude = True
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, n_candidates: int = 32, max_word_tokens: int = 6,
-                 left_words: int = 64, right_words: int = 32, token_budget: int = 4096,
+                 left_words: int = 64, right_words: int = 32, token_budget: int = 4096, exclude_pool: int = 4,
                  device: str | None = None, dtype: str | None = None, start_token_id: int | None = None,
                  model_obj: Any = None, tokenizer: Any = None, **options) -> None:
         super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, **options)
@@ -430,7 +455,7 @@ class LLMFiller(CandidateFiller):
         self.model_name = model
         self._scorer_kwargs = dict(n_candidates=max(n_candidates, k), max_word_tokens=max_word_tokens,
                                    left_words=left_words, right_words=right_words, token_budget=token_budget,
-                                   start_token_id=start_token_id)
+                                   start_token_id=start_token_id, exclude_pool=exclude_pool)
         self._load_kwargs = dict(device=device, dtype=dtype)
         self._given = (model_obj, tokenizer) if model_obj is not None else None
         self._scorer: CausalWordScorer | None = None
@@ -447,6 +472,6 @@ class LLMFiller(CandidateFiller):
             self._scorer = CausalWordScorer(model, tok, **self._scorer_kwargs)
         return self._scorer
 
-    def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]],
-                      k: int) -> list[list[tuple[str, float]]]:
-        return self.scorer.rank(texts, targets, k)
+    def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], k: int,
+                      exclude: Sequence[AbstractSet[str] | None] | None = None) -> list[list[tuple[str, float]]]:
+        return self.scorer.rank(texts, targets, k, exclude)
