@@ -23,6 +23,22 @@ def test_allow_list_table(text, expected):
     assert all(s.label == "WORD" and s.source == "allow_list" for s in m.detect(text))
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("it do n't matter", ["it", "matter"]),  # PTB splits don't into do + n't: both pieces are listed
+    ("ca n’t go", ["go"]),  # can't -> ca + n't, curly apostrophe too
+    ("wo n't", ["wo"]),  # won't is not listed, so neither piece is
+    ("n't", []),
+])
+def test_allow_list_lists_split_contraction_pieces(text, expected):
+    m = AllowListMasker(words=["don't", "can't"])
+    assert masked(m, text) == expected
+
+
+def test_default_lists_keep_ptb_negation():
+    assert masked(AllowListMasker(), "it is n't clear they do n't") == []
+    assert masked(VocabThresholdMasker(), "it is n't clear they wo n't") == []
+
+
 def test_allow_list_default_is_wordfreq_top_5000():
     m = AllowListMasker()
     assert "the" in m.vocabulary and "because" in m.vocabulary

@@ -23,16 +23,24 @@ _APOSTROPHES = ("'", "\u2019")
 
 
 def build_vocabulary(words: Iterable[str]) -> frozenset[str]:
-    """Lower-cased words, each with an apostrophe also present in its other spelling (' and ’)."""
+    """Lower-cased words, each with an apostrophe also present in its other spelling (' and ’).
+
+    A listed negative contraction also lists the two pieces that Penn-Treebank-style tokenisation
+    splits it into (``don't`` -> ``do n't``, ``can't`` -> ``ca n't``): in such corpora (PTB, many
+    ASR transcripts) ``n't`` is one of the most frequent words, and masking it as unknown made every
+    filler replace it with a whole word (``is n't`` -> ``is growing``).
+    """
     out: set[str] = set()
     for w in words:
         w = w.strip().lower()
         if not w:
             continue
-        out.add(w)
-        if "'" in w or "\u2019" in w:
-            out.add(w.replace("\u2019", "'"))
-            out.add(w.replace("'", "\u2019"))
+        spellings = {w, w.replace("\u2019", "'"), w.replace("'", "\u2019")}
+        for s in spellings:
+            out.add(s)
+            for clitic in ("n't", "n\u2019t"):
+                if s.endswith(clitic) and len(s) > len(clitic):
+                    out.update((clitic, s[:-len(clitic)]))
     return frozenset(out)
 
 
