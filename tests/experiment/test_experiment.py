@@ -320,3 +320,22 @@ def test_several_lm_seeds_give_mean_and_spread(tmp_path):
         from veil.train.lm import LMSettings
 
         LMSettings.from_dict({"seeds": 0})
+
+
+def test_pretrained_baseline_is_the_unadapted_lm(tmp_path):
+    """``pretrained``: the pre-trained LM evaluated without fine-tuning, one value for every technique;
+    adapting on the in-domain text (Oracle) must beat it on this fixture."""
+    import yaml
+
+    exp = write_experiment(tmp_path, [TOP1])
+    raw = yaml.safe_load(exp.read_text())
+    raw["baselines"] = ["pretrained"] + raw["baselines"]
+    exp.write_text(yaml.safe_dump(raw))
+    out = tmp_path / "out"
+    assert veil(["experiment", "run", str(exp), "--out", str(out), "--no-progress"]) == 0
+    rows = {(r["technique"], r["method"]): r for r in read_rows(out)}
+    pre = rows[("", "pretrained")]
+    assert pre["gap_recovered"] == "" and pre["lm_finetune_s"] in ("0.0", "0")
+    assert float(rows[("", "oracle")]["perplexity"]) < float(pre["perplexity"])
+    line = next(l for l in (out / "results.md").read_text().splitlines() if l.startswith("| pretrained |"))
+    assert re.fullmatch(r"\| pretrained \| [\d.]+ \|", line)

@@ -406,6 +406,14 @@ class ExperimentRunner:
         for v in self.variants:
             if v.data == "original":
                 lm_row("", v, [d.text for d in train_docs], v.mask_loss_weight, {"masked_share": 0.0})
+            elif v.data == "none":  # the pre-trained LM, not adapted: no fine-tuning stage
+                before = len(self.cache.computed)
+                ev = self.evaluate(pre_dir, pre_key, test, test_h, v.name)
+                rows.append({**base, "technique": "", "method": v.name, "perplexity": ev["info"]["perplexity"],
+                             "perplexity_seeds": [ev["info"]["perplexity"]], "lm_finetune_s": 0.0,
+                             "evaluate_s": ev["seconds"], "masked_share": 0.0,
+                             "computed": len(self.cache.computed) - before})
+                self._write(rows)
         for tech, opts in self.techniques.items():
             before = len(self.cache.computed)
             mdir, mmeta = self.mask(tech, opts, train_docs, train_h)
@@ -413,7 +421,7 @@ class ExperimentRunner:
             mask_computed = len(self.cache.computed) - before
             masked_texts = None
             for v in self.variants:
-                if v.data == "original":
+                if v.data in ("original", "none"):
                     continue
                 if v.data == "masked":
                     if masked_texts is None:

@@ -5,7 +5,9 @@ Baselines and fill methods are both *variants* of the LM's fine-tuning data:
 - ``data: original`` (Oracle), ``data: masked`` (Baseline 0, ``[MASK]`` kept as a token; with
   ``mask_loss_weight: 0`` Baseline 1), ``data: filled`` (a fill method: ``filler``, ``strategy``,
   ``k``, ``options``, optional ``finetune`` of the filler first).
-- ``oracle``, ``baseline0`` and ``baseline1`` may be written as bare names.
+- ``data: none`` (``pretrained``): the pre-trained LM evaluated as it is, not adapted at all (the
+  paper's "Pre-Trained-LM" row of its WER table): the floor every adaptation should beat.
+- ``oracle``, ``baseline0``, ``baseline1`` and ``pretrained`` may be written as bare names.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ BASELINES: dict[str, dict[str, Any]] = {
     "oracle": {"data": "original"},
     "baseline0": {"data": "masked"},
     "baseline1": {"data": "masked", "mask_loss_weight": 0.0},
+    "pretrained": {"data": "none"},
 }
-DATA_KINDS = ("original", "masked", "filled")
+DATA_KINDS = ("original", "masked", "filled", "none")
 
 
 @dataclass

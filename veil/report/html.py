@@ -48,13 +48,12 @@ def plots(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Se
 
     out: dict[str, str] = {}
     cell = {(r["technique"], r["method"]): r for r in rows}
-    oracle = cell.get(("", "oracle"))
     fig, ax = plt.subplots(figsize=(8, 4))
     width = 0.8 / max(1, len(methods))
     for i, m in enumerate(methods):
         ys = []
         for t in techniques:
-            r = oracle if m == "oracle" else cell.get((t, m))
+            r = cell.get(("", m)) or cell.get((t, m))  # oracle / pretrained: one value for every technique
             ys.append(r["perplexity"] if r and math.isfinite(r["perplexity"]) else float("nan"))
         ax.bar([j + i * width for j in range(len(techniques))], ys, width, label=m)
     ax.set_xticks([j + width * (len(methods) - 1) / 2 for j in range(len(techniques))], techniques)
@@ -64,7 +63,7 @@ def plots(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Se
     out["perplexity"] = _png(fig)
 
     fig, ax = plt.subplots(figsize=(8, 4))
-    gm = [m for m in methods if m not in ("oracle", "baseline0")]
+    gm = [m for m in methods if m not in ("oracle", "baseline0") and ("", m) not in cell]
     width = 0.8 / max(1, len(gm))
     for i, m in enumerate(gm):
         ys = [100 * cell[(t, m)]["gap_recovered"] if (t, m) in cell and cell[(t, m)].get("gap_recovered") is not None

@@ -93,7 +93,7 @@ def to_markdown(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniqu
              "(PPL Baseline0 - PPL method) / (PPL Baseline0 - PPL Oracle))." + seeds_note, "",
              "| method | " + " | ".join(techniques) + " |", "|---|" + "---|" * len(techniques)]
     for m in methods:
-        if m == "oracle":
+        if ("", m) in cell or m == "oracle":  # not masked: one value for every technique
             r = cell.get(("", m))
             v = _fmt_ppl(r["perplexity"]) + _pm(r.get("perplexity_std"), ".1f") if r else ""
             lines.append(f"| {m} | " + " | ".join(v for _ in techniques) + " |")
