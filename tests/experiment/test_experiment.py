@@ -339,3 +339,26 @@ def test_pretrained_baseline_is_the_unadapted_lm(tmp_path):
     assert float(rows[("", "oracle")]["perplexity"]) < float(pre["perplexity"])
     line = next(l for l in (out / "results.md").read_text().splitlines() if l.startswith("| pretrained |"))
     assert re.fullmatch(r"\| pretrained \| [\d.]+ \|", line)
+
+
+def test_gap_by_word_class(tmp_path, capsys):
+    """``veil experiment gap``: the per-class NLLs add up to the run's perplexity (checked inside), and on
+    this fixture, where Baseline0 never sees an animal, most of its gap lies on the animal words."""
+    exp = write_experiment(tmp_path, [TOPK])
+    out = tmp_path / "out"
+    assert veil(["experiment", "run", str(exp), "--out", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert veil(["experiment", "gap", str(exp), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "Where the Baseline0 - Oracle gap lies: fake_animals" in printed
+    import json
+
+    r = json.loads((out / "gap_by_word_fake_animals.json").read_text())
+    assert r["words"]["masked-type"] == 40 and r["words"]["other"] == 20  # 2 animals per sentence, 20 sentences
+    rows = {x["method"]: x for x in r["rows"]}
+    assert set(rows) == {"oracle", "baseline0", "baseline1", "fake_topk"}
+    assert math.isclose(rows["oracle"]["gap"], 1.0) and math.isclose(rows["baseline0"]["gap"], 0.0, abs_tol=1e-9)
+    assert r["gap_share"]["masked-type"] > 0.5
+    assert rows["fake_topk"]["gap_masked-type"] > 0.5  # filled with real animal words
+    assert veil(["experiment", "gap", str(exp), "--out", str(out), "--technique", "allow_list"]) != 0
+    assert "'allow_list' is not in" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Experiment stage CLI: ``veil experiment run EXP.yaml --out DIR``."""
+"""Experiment stage CLI: ``veil experiment run EXP.yaml --out DIR``, ``veil experiment gap EXP.yaml --out DIR``."""
 
 from __future__ import annotations
 
@@ -19,9 +19,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="override a setting of the file, dotted, value in YAML (e.g. lm.finetune_epochs=4, "
                         "pretrain.limit=10000)")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    g = sub.add_parser("gap", help="split the Baseline0 - Oracle gap of a finished run by word class (the words the "
+                                   "technique masks vs the others)")
+    g.add_argument("experiment", help="the experiment file the run used")
+    g.add_argument("--out", required=True, help="the run's output folder (results.csv with lm_dir)")
+    g.add_argument("--cache", help="stage cache folder, if the run was given one")
+    g.add_argument("--technique", action="append", help="technique(s) to analyse (default: all in results.csv)")
+    g.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="the same overrides as the run")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "gap":
+        return gap(args)
     from pathlib import Path
 
     from veil.experiment.runner import ExperimentRunner
@@ -41,4 +50,27 @@ def run(args: argparse.Namespace) -> int:
     print((out / "results.md").read_text(encoding="utf-8"))
     print(f"stages computed: {len(runner.cache.computed)}, reused: {len(runner.cache.reused)}")
     print(f"report: {(out / 'report.html').resolve()}")
+    return 0
+
+
+def gap(args: argparse.Namespace) -> int:
+    import csv
+    from pathlib import Path
+
+    from veil.experiment import gap as g
+    from veil.experiment.spec import load_spec
+
+    spec = load_spec(args.experiment, setters=args.set)
+    if args.cache:
+        spec.cache = Path(args.cache)
+    out = Path(args.out)
+    techs = args.technique
+    if not techs:
+        with (out / "results.csv").open(encoding="utf-8") as f:
+            techs = list(dict.fromkeys(r["technique"] for r in csv.DictReader(f) if r["technique"]))
+    for t in techs:
+        r = g.gap_by_word(spec, out, t)
+        path = g.write(r, out)
+        print(g.to_markdown(r))
+        print(f"written: {path}")
     return 0

@@ -389,16 +389,17 @@ class ExperimentRunner:
         def lm_row(tech: str, v: Variant, texts: list[str], mask_weight: float, extra: dict[str, Any]) -> None:
             before = len(self.cache.computed)
             label = f"{tech or 'oracle'}/{v.name}"
-            ppls, ft_s, ev_s = [], 0.0, 0.0
+            ppls, ft_s, ev_s, lm_dir = [], 0.0, 0.0, ""
             for i in range(self.lm.seeds):  # the first run's key is the single-seed key: seeds only add runs
                 seed = self.lm.seed + i
                 tag = label if i == 0 else f"{label} (seed {seed})"
                 ft_dir, ft_meta = self.lm_finetune(pre_dir, pre_key, texts, mask_weight, tag, seed=seed)
                 ev = self.evaluate(ft_dir, ft_meta["key"], test, test_h, tag)
+                lm_dir = lm_dir or f"lm_finetune/{ft_meta['key']}"  # the first seed's model (veil experiment gap)
                 ppls.append(ev["info"]["perplexity"])
                 ft_s, ev_s = ft_s + ft_meta["seconds"], ev_s + ev["seconds"]
             row = {**base, "technique": tech, "method": v.name, "perplexity": sum(ppls) / len(ppls),
-                   "perplexity_seeds": ppls, "lm_finetune_s": ft_s, "evaluate_s": ev_s, **extra}
+                   "perplexity_seeds": ppls, "lm_finetune_s": ft_s, "evaluate_s": ev_s, "lm_dir": lm_dir, **extra}
             row["computed"] = len(self.cache.computed) - before + extra.get("computed", 0)
             rows.append(row)
             self._write(rows)
@@ -411,7 +412,7 @@ class ExperimentRunner:
                 ev = self.evaluate(pre_dir, pre_key, test, test_h, v.name)
                 rows.append({**base, "technique": "", "method": v.name, "perplexity": ev["info"]["perplexity"],
                              "perplexity_seeds": [ev["info"]["perplexity"]], "lm_finetune_s": 0.0,
-                             "evaluate_s": ev["seconds"], "masked_share": 0.0,
+                             "evaluate_s": ev["seconds"], "masked_share": 0.0, "lm_dir": f"pretrain/{pre_key}",
                              "computed": len(self.cache.computed) - before})
                 self._write(rows)
         for tech, opts in self.techniques.items():

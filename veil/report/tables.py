@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered", "perplexity_std", "gap_recovered_std",
            "seeds", "perplexity_seeds", "train_docs", "train_words", "test_words", "pretrain_s", "mask_s",
-           "filler_ft_s", "fill_s", "lm_finetune_s", "evaluate_s", "computed"]
+           "filler_ft_s", "fill_s", "lm_finetune_s", "evaluate_s", "computed", "lm_dir"]
 
 
 def atomic_write(path: Path, text: str) -> None:
