@@ -31,29 +31,6 @@ log = logging.getLogger(__name__)
 CLASSES = ("masked-type", "kept", "other")
 
 
-def token_losses(model: Any, vocab: Any, texts: Sequence[str], s: Any) -> list[float]:
-    """NLL of every token of the test stream ``<eos> t1 <eos> t2 <eos> ...`` but the first (its context)."""
-    import torch
-
-    from veil.train.lm import _batch, _device, blocks, stream_ids, token_nll
-
-    dev = _device(s)
-    model.to(dev).eval()
-    ids = stream_ids(vocab, texts)
-    bl = blocks(ids, s.context)
-    out: list[float] = []
-    with torch.no_grad():
-        for i in range(0, len(bl), s.batch_size):
-            rows = bl[i:i + s.batch_size]
-            x, valid, attn = _batch(rows, vocab.pad_id, dev)
-            nll = token_nll(model, x, valid, attn).double().cpu()
-            for r, row in enumerate(rows):
-                out.extend(float(v) for v in nll[r, :len(row) - 1])
-    if len(out) != len(ids) - 1:  # blocks overlap by one token: every token but ids[0] is a target once
-        raise VeilError(f"internal: {len(out)} token losses for a stream of {len(ids)} tokens")
-    return out
-
-
 def token_classes(vocab: Any, texts: Sequence[str], masked_spans: Sequence[Sequence[tuple[int, int]]]) -> list[str]:
     """The class of every token of the stream (aligned with :func:`token_losses`)."""
     from veil.textutil import WORD_RE
@@ -93,7 +70,7 @@ def gap_by_word(spec: Any, out: Path, technique: str) -> dict[str, Any]:
     from veil.experiment.runner import load_corpus
     from veil.mask.engine import MaskingEngine
     from veil.train import lm
-    from veil.train.lm import LMSettings
+    from veil.train.lm import LMSettings, stream_nll
 
     if technique not in spec.techniques:
         raise VeilError(f"technique {technique!r} is not in {spec.source} ({', '.join(spec.techniques)})")
@@ -124,7 +101,9 @@ def gap_by_word(spec: Any, out: Path, technique: str) -> dict[str, Any]:
         model, vocab = lm.load(folder)
         if classes is None:
             classes = token_classes(vocab, test, spans)
-        losses = token_losses(model, vocab, test, s)
+        losses = [float(v) for nll in stream_nll(model, vocab, test, s) for v in nll]
+        if len(losses) != len(classes):
+            raise VeilError(f"internal: {len(losses)} token losses for {len(classes)} classified tokens")
         sums = {c: 0.0 for c in CLASSES}
         for c, v in zip(classes, losses):
             sums[c] += v

@@ -18,7 +18,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from veil.errors import VeilError
 from veil.textutil import count_words
@@ -206,22 +206,32 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
     return info
 
 
-def perplexity(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, progress: bool = True,
-               desc: str = "perplexity") -> dict[str, Any]:
-    """Per-word perplexity: exp(total NLL / (words + sentences)); ``inf`` past float range."""
+def stream_nll(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, progress: bool = False,
+               desc: str = "perplexity") -> Iterator[Any]:
+    """The NLL of every token of the test stream but the first, in stream order, one 1-D tensor per block."""
     import torch
     from tqdm import tqdm
 
     dev = _device(s)
     model.to(dev).eval()
     bl = blocks(stream_ids(vocab, texts), s.context)
-    total = 0.0
-    tokens = 0
     with torch.no_grad():
         for i in tqdm(range(0, len(bl), s.batch_size), desc=desc, disable=not progress, leave=False):
-            x, valid, attn = _batch(bl[i:i + s.batch_size], vocab.pad_id, dev)
-            total += float(token_nll(model, x, valid, attn).double().sum())
-            tokens += int(valid[:, 1:].sum())
+            rows = bl[i:i + s.batch_size]
+            x, valid, attn = _batch(rows, vocab.pad_id, dev)
+            nll = token_nll(model, x, valid, attn).double().cpu()
+            for r, row in enumerate(rows):  # blocks overlap by one token: each token is a target once
+                yield nll[r, :len(row) - 1]
+
+
+def perplexity(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, progress: bool = True,
+               desc: str = "perplexity") -> dict[str, Any]:
+    """Per-word perplexity: exp(total NLL / (words + sentences)); ``inf`` past float range."""
+    total = 0.0
+    tokens = 0
+    for nll in stream_nll(model, vocab, texts, s, progress=progress, desc=desc):
+        total += float(nll.sum())
+        tokens += len(nll)
     words = sum(count_words(t) for t in texts) + len(texts)
     if words == 0:
         raise VeilError("perplexity: the test set has no words")
