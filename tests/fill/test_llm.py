@@ -108,6 +108,31 @@ def test_context_rules():
     assert c.left == "we saw " and c.right == " there"
 
 
+def test_sentence_end_is_scored_only_where_the_text_ends():
+    end = "\n"
+    assert marker_context("the cat [MASK] ", (8, 14), sentence_end=end).right == end  # trailing blank dropped
+    assert marker_context("a [MASK] b c", (2, 8), sentence_end=end).right == " b c" + end
+    assert marker_context("a [MASK] b [MASK]", (2, 8), sentence_end=end).right == " b"  # a later marker
+    c = marker_context("one [MASK] two three", (4, 10), right_words=1, sentence_end=end)
+    assert c.right == " two"  # cut short: not the end of the sentence
+    assert marker_context("a [MASK]", (2, 8)).right == ""  # off by default in the function
+
+
+def test_scorer_appends_the_sentence_end_and_naive_agrees(tiny):
+    model, tok = tiny
+    on = CausalWordScorer(model, tok, n_candidates=6, max_word_tokens=3)
+    off = CausalWordScorer(model, tok, n_candidates=6, max_word_tokens=3, sentence_end=None)
+    texts, targets = ["the cat sat on the [MASK]"], [(19, 25)]
+    assert on.contexts(texts, targets)[0].right == "\n" and off.contexts(texts, targets)[0].right == ""
+    ctx = on.contexts(texts, targets)
+    cands = on.propose(ctx)
+    fast, naive = on.score(ctx, cands)[0], on.score_naive(ctx, cands)[0]
+    assert fast == pytest.approx(naive, abs=1e-3)
+    # the end's log-probability is part of the score: lower than without it, by a different amount per word
+    base = off.score(off.contexts(texts, targets), cands)[0]
+    assert all(a < b for a, b in zip(fast, base))
+
+
 def test_bad_target_is_a_clear_error(scorer):
     with pytest.raises(VeilError):
         scorer.rank(["no marker here"], [(0, 2)], 3)

@@ -262,15 +262,19 @@ class ExperimentRunner:
         if v.finetune:
             ft_dir, ft_meta = self.filler_finetune(v, tech, masked_dir, mask_key)
             model, ft_s, ft_key = str(ft_dir / "model"), ft_meta["seconds"], ft_meta["key"]
-        settings = {"masked": mask_key, "filler_ft": ft_key, "seed": self.spec.seed, **v.fill_settings()}
+        from veil.registry import fillers
+
+        version = getattr(fillers.get(v.filler), "version", 1)
+        settings = {"masked": mask_key, "filler_ft": ft_key, "seed": self.spec.seed, **v.fill_settings(),
+                    **({"filler_version": version} if version != 1 else {})}
         key = stable_hash(settings)
 
         def work(tmp: Path) -> dict[str, Any]:
             from veil.fill.corpus import fill_file
-            from veil.registry import fillers
 
             filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
-            memo_key = json.dumps([v.filler, model, v.options, mask_key], sort_keys=True, default=str)
+            memo_key = json.dumps([v.filler, model, v.options, mask_key] + ([version] if version != 1 else []),
+                                  sort_keys=True, default=str)
             memo = self._rank_memo(memo_key)
             share_rankings(filler, memo,
                            request=ranking_request(filler, max(o.k for o in self.spec.variants if o.data == "filled")))

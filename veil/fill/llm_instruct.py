@@ -144,6 +144,7 @@ class InstructLLMFiller(CandidateFiller):
     """
 
     name = "llm-instruct"
+    version = 2  # its llm ranking scores the end of the sentence (veil.fill.llm.LLMFiller.version)
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, gen_batch_size: int = 16, max_new_tokens: int | None = None,
