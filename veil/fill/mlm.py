@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 from veil.errors import VeilError
 from veil.fill.base import CandidateFiller
+from veil.fill.mlm_packed import TOKEN_BUDGET, PackedEncoder, packed_supported
 from veil.mask.placeholders import MARKER_RE, unescape
 from veil.textutil import WORD_RE
 
@@ -87,7 +88,8 @@ class MaskedLMProposer:
 
     def __init__(self, model: Any, tokenizer: Any, *, batch_size: int = 64, max_length: int | None = None,
                  device: str | None = None, dtype: str = "fp32", head_at_masks: bool = True,
-                 pad_tolerance: float | None = None) -> None:
+                 pad_tolerance: float | None = None, packed: bool | None = None,
+                 token_budget: int = TOKEN_BUDGET) -> None:
         import torch
 
         if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
@@ -114,6 +116,11 @@ class MaskedLMProposer:
         # a GPU runs padded rows in parallel for free, a CPU pays for every padded token
         self.pad_tolerance = pad_tolerance if pad_tolerance is not None else (0.25 if self.device.type == "cpu" else 1.0)
         self.head = mlm_head(model) if head_at_masks else None
+        # padding-free passes (CPU, BERT-family layers, head at the targets); else padded batches
+        if packed is None:
+            packed = self.device.type == "cpu"
+        self.packed = PackedEncoder(model, token_budget) if (
+            packed and self.head is not None and packed_supported(model)) else None
         limit = getattr(model.config, "max_position_embeddings", None) or 512
         if getattr(model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
             limit -= 2  # RoBERTa's positions start after the padding index
@@ -125,6 +132,8 @@ class MaskedLMProposer:
         self._room = self.max_length - len(self._prefix) - len(self._suffix)
         self.vocab_size = int(model.config.vocab_size)
         self.valid = self._whole_word_ids().to(self.device)
+        self.invalid = ~self.valid
+        self.n_valid = int(self.valid.sum())
         self._words: dict[int, str] = {}
 
     # --- vocabulary -----------------------------------------------------------------------------
@@ -223,6 +232,9 @@ class MaskedLMProposer:
         out = None
         hidden_at: Any = None
         with torch.inference_mode():
+            if self.packed is not None:
+                hidden_at = self.packed.hidden_at_targets(encoded, self.device)
+                return self._head_logits(hidden_at)
             for idx in self.batches([len(ids) for ids, _ in encoded]):
                 longest = max(len(encoded[i][0]) for i in idx)
                 ids = torch.full((len(idx), longest), pad, dtype=torch.long)
@@ -246,9 +258,18 @@ class MaskedLMProposer:
                     logits = self.model(input_ids=ids, attention_mask=att).logits[rows, pos]
                     out[where] = logits[:, :self.vocab_size].float()
             if self.head is not None:
-                out = torch.cat([self.head(hidden_at[s:s + HEAD_ROWS])[:, :self.vocab_size].float()
-                                 for s in range(0, n, HEAD_ROWS)])
+                out = self._head_logits(hidden_at)
         return out
+
+    def _head_logits(self, hidden: Any) -> Any:
+        """The LM head on ``hidden`` (one row per text), ``HEAD_ROWS`` rows per call, fp32 logits."""
+        import torch
+
+        parts = [self.head(hidden[s:s + HEAD_ROWS]) for s in range(0, hidden.shape[0], HEAD_ROWS)]
+        out = parts[0] if len(parts) == 1 else torch.cat(parts)
+        if out.shape[-1] != self.vocab_size:
+            out = out[:, :self.vocab_size]
+        return out.float().contiguous()
 
     def batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Indices grouped into batches of similar length: sorted by length, a batch closes at
@@ -278,10 +299,14 @@ class MaskedLMProposer:
         if not texts:
             return []
         logits = self.logits_at_targets(self.encode(texts, targets))
-        logp = torch.log_softmax(logits, dim=-1)
-        logp = logp.masked_fill(~self.valid, float("-inf"))
-        k = min(k, int(self.valid.sum()))
-        vals, ids = torch.topk(logp, k, dim=-1)
+        # log-probabilities over the whole vocabulary, ranked among whole words: the normaliser is
+        # taken first, then the other entries are masked in place (no n x vocabulary copies)
+        with torch.inference_mode():
+            lse = torch.logsumexp(logits, dim=-1, keepdim=True)
+            logits.masked_fill_(self.invalid, float("-inf"))
+            k = min(k, self.n_valid)
+            vals, ids = torch.topk(logits, k, dim=-1)
+            vals = vals - lse
         vals, ids = vals.cpu().tolist(), ids.cpu().tolist()
         return [[(self.word(t), v) for t, v in zip(row_ids, row_vals)] for row_ids, row_vals in zip(ids, vals)]
 
