@@ -16,12 +16,18 @@ How a masked text reaches the model (:class:`MaskedLMProposer`):
   punctuation and special tokens are never proposed;
 - texts longer than the model's window are cut to a window around the target mask.
 
-Speed: sentences are sorted by length and batched (padding only to the batch's longest), the
-encoder runs under ``torch.inference_mode`` and the LM head (a hidden x vocabulary matmul, the
-biggest single layer of a small model) is applied only at the target mask of each sentence, not at
-every position. ``dtype="bf16"`` (bfloat16 weights; CPUs with AVX-512 BF16 / AMX, or a GPU) and
-``dtype="int8"`` (dynamic int8 quantisation of the linear layers, CPU) go past the fp32 speed at a
-small cost in agreement with fp32 (measured by ``bench/bench_fill_speed.py``).
+Speed: each step of the fill loop (the next marker of every pending document) is one call. On a
+CPU, BERT-family models (BERT, RoBERTa and relatives) run padding-free
+(:mod:`veil.fill.mlm_packed`): the step's sentences are sorted by length and concatenated into
+chunks of about 512 tokens, every linear layer runs on real tokens only, attention runs per group of
+equal-length sentences, and the last layer runs at the target mask only (its keys and values
+everywhere). Other models and GPUs take the generic path: length-sorted batches padded to their
+longest row through the Hugging Face model. Either way the encoder runs under
+``torch.inference_mode`` and the LM head (a hidden x vocabulary matmul, the biggest single layer of
+a small model) is applied only at the target mask of each sentence, not at every position.
+``dtype="bf16"`` (bfloat16 weights; CPUs with AVX-512 BF16 / AMX, or a GPU) and ``dtype="int8"``
+(dynamic int8 quantisation of the linear layers, CPU) trade agreement with fp32 for speed where
+the hardware has fast kernels for them (measured by ``bench/bench_fill_speed.py``).
 """
 
 from __future__ import annotations

@@ -14,8 +14,12 @@ whose vocabulary logits are read (the same reasoning as applying the LM head onl
 
 It calls the model's own sub-modules (``query``, ``key``, ``value``, ``attention.output``,
 ``intermediate``, ``output``), so it follows the model's activation, layer-norm epsilon and weights
-whatever their dtype, including dynamically quantised linear layers; fp32 query / key / value
+whatever their dtype, including dynamically quantised linear layers; the query / key / value
 projections are fused into one matrix product (re-derived if the weights change in place).
+
+Measured and left out (no gain beyond the noise of a shared 1-thread CPU): MKL-packed weights
+(``torch.ops.mkl._mkl_linear``, which only uses them for the exact row count they were packed
+for), feed-forward blocks of 128-256 rows kept in L2, and token budgets from 256 to 2048.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ from typing import Any, Sequence
 #: model types whose encoder layers have the BERT structure this module runs
 PACKED_MODEL_TYPES = ("bert", "roberta", "xlm-roberta", "camembert")
 TOKEN_BUDGET = 512  # tokens per packed chunk
-FFN_ROWS = 256  # rows per feed-forward block (and the row count MKL's packed weights are made for)
 
 
 def packed_supported(model: Any) -> bool:
@@ -59,9 +62,7 @@ def packed_supported(model: Any) -> bool:
 class PackedEncoder:
     """Final hidden states at one target position per sentence, computed on packed (unpadded) tokens."""
 
-    def __init__(self, model: Any, token_budget: int = TOKEN_BUDGET, ffn_rows: int = FFN_ROWS) -> None:
-        import torch
-
+    def __init__(self, model: Any, token_budget: int = TOKEN_BUDGET) -> None:
         if not packed_supported(model):
             raise ValueError(f"no packed encoder for {type(model).__name__}")
         cfg = model.config
@@ -77,36 +78,26 @@ class PackedEncoder:
             self.pos_offset = int(getattr(self.emb, "padding_idx", cfg.pad_token_id)) + 1
         self.has_token_types = hasattr(self.emb, "token_type_embeddings")
         self.token_budget = max(1, int(token_budget))
-        self.ffn_rows = max(1, int(ffn_rows))
-        self._packed_weights: dict[Any, tuple] = {}
-        self._mkl = bool(getattr(torch._C, "has_mkl", False)) and hasattr(torch.ops.mkl, "_mkl_linear")
+        self._fused: dict[Any, tuple] = {}
 
     # --- linear layers --------------------------------------------------------------------------
     def _linear(self, key: Any, mods: Sequence[Any], x: Any) -> Any:
-        """``mods`` (linear layers reading the same input) applied to ``x``, outputs concatenated.
-
-        fp32 ``nn.Linear`` layers on a CPU with MKL run as one product with the weights fused and
-        pre-packed for MKL's GEMM (no re-packing of the weight on every call; bit-identical to
-        ``F.linear`` in tests); the fused copy is rebuilt when a weight changes in place (training
-        between fills). Anything else (bf16, quantised layers) calls the modules themselves."""
+        """``mods`` (linear layers reading the same input) applied to ``x``, outputs concatenated:
+        plain ``nn.Linear`` layers as one matrix product with their weights fused (the fused copy
+        is rebuilt when a weight changes in place, e.g. training between fills), anything else
+        (dynamically quantised layers) module by module."""
         import torch
 
-        if not self._mkl or not all(type(m) is torch.nn.Linear and m.weight.dtype == torch.float32
-                                    and m.weight.device.type == "cpu" for m in mods) \
-                or len({m.bias is None for m in mods}) != 1:
-            return mods[0](x) if len(mods) == 1 else torch.cat([m(x) for m in mods], dim=-1)
-        stamp = tuple((p.data_ptr(), p._version) for m in mods for p in (m.weight, m.bias) if p is not None)
-        entry = self._packed_weights.get(key)
+        if len(mods) == 1:
+            return mods[0](x)
+        if not all(type(m) is torch.nn.Linear and m.bias is not None for m in mods):
+            return torch.cat([m(x) for m in mods], dim=-1)
+        stamp = tuple((p.data_ptr(), p._version) for m in mods for p in (m.weight, m.bias))
+        entry = self._fused.get(key)
         if entry is None or entry[0] != stamp:
-            if len(mods) == 1:
-                w, b = mods[0].weight.detach(), None if mods[0].bias is None else mods[0].bias.detach()
-            else:
-                w = torch.cat([m.weight for m in mods]).detach()
-                b = None if mods[0].bias is None else torch.cat([m.bias for m in mods]).detach()
-            entry = self._packed_weights[key] = (stamp, torch.ops.mkl._mkl_reorder_linear_weight(w, self.ffn_rows),
-                                                 w, b)
-        # (MKL's packed product serves inputs of exactly ffn_rows rows; others take the plain GEMM)
-        return torch.ops.mkl._mkl_linear(x, entry[1], entry[2], entry[3], self.ffn_rows)
+            entry = self._fused[key] = (stamp, torch.cat([m.weight for m in mods]).detach(),
+                                        torch.cat([m.bias for m in mods]).detach())
+        return torch.nn.functional.linear(x, entry[1], entry[2])
 
     # --- attention ------------------------------------------------------------------------------
     def _attend(self, sa: Any, q: Any, k: Any, v: Any, runs: Sequence[tuple[int, int, int, int]],
@@ -195,25 +186,7 @@ class PackedEncoder:
                 x = x[targets]
                 ctx = self._attend(sa, self._linear((i, "q"), (sa.query,), x), k, v, runs, q_per_seq=True)
             # BertSelfOutput, BertIntermediate, BertOutput (dropout is the identity in eval mode)
-            a = ao.LayerNorm(self._linear((i, "o"), (ao.dense,), ctx) + x)
-            x = self._feed_forward(i, layer, a)
+            a = ao.LayerNorm(ao.dense(ctx) + x)
+            x = layer.output.LayerNorm(layer.output.dense(layer.intermediate.intermediate_act_fn(
+                layer.intermediate.dense(a))) + a)
         return x
-
-    def _feed_forward(self, i: int, layer: Any, a: Any) -> Any:
-        """``BertIntermediate`` + ``BertOutput`` on blocks of ``ffn_rows`` rows: the tokens x FFN
-        activation of a block stays in the L2 cache between its matrix product, the activation
-        function and the next product (a whole chunk's would not), and full blocks match the
-        row count the weights were packed for."""
-        import torch
-
-        inter, out = layer.intermediate, layer.output
-        B = self.ffn_rows
-        if a.shape[0] <= B:
-            h = inter.intermediate_act_fn(self._linear((i, "ffn1"), (inter.dense,), a))
-            return out.LayerNorm(self._linear((i, "ffn2"), (out.dense,), h) + a)
-        res = torch.empty_like(a)
-        for r in range(0, a.shape[0], B):
-            ab = a[r:r + B]
-            h = inter.intermediate_act_fn(self._linear((i, "ffn1"), (inter.dense,), ab))
-            res[r:r + B] = out.LayerNorm(self._linear((i, "ffn2"), (out.dense,), h) + ab)
-        return res
