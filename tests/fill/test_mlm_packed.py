@@ -108,3 +108,21 @@ def test_top_k_equals_torch_topk(width, k):
     v, i = top_k(x, k)
     ref = torch.topk(x, k, dim=-1)
     assert torch.equal(v, ref.values) and torch.equal(i, ref.indices)
+
+
+def test_fused_gelu_matches_the_modules(untrained_mlm):
+    from transformers.activations import ACT2FN
+
+    model, tok = untrained_mlm
+    prop = MaskedLMProposer(model, tok)
+    inter = prop.packed.layers[0].intermediate
+    assert PackedEncoder._exact_gelu(inter.intermediate_act_fn) and PackedEncoder._fusable(inter.dense)
+    assert not PackedEncoder._exact_gelu(ACT2FN["gelu_new"]) and not PackedEncoder._exact_gelu(ACT2FN["relu"])
+    enc = encoded_corpus(prop, n=8)
+    fused = prop.logits_at_targets(enc)
+    prop.packed.fuse_gelu = False
+    torch.testing.assert_close(fused, prop.logits_at_targets(enc), atol=1e-5, rtol=1e-5)
+    prop.packed.fuse_gelu = True
+    a = torch.randn(5, inter.dense.in_features)
+    with torch.inference_mode():
+        torch.testing.assert_close(prop.packed._intermediate(inter, a), inter(a))

@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 
 DTYPES = ("fp32", "bf16", "int8")
 MIN_ROWS = 4  # a batch is not closed for padding before it has this many rows
+POST_ROWS = 16  # logit rows per block of the log-softmax / top-k passes (16 x 30k floats: 2 MB)
 HEAD_ROWS = 2048  # target positions per LM-head call (bounds the rows x vocabulary logits in memory)
 _MASK_RUN_GAP = re.compile(r"\s*")
 
@@ -306,12 +307,20 @@ class MaskedLMProposer:
             return []
         logits = self.logits_at_targets(self.encode(texts, targets))
         # log-probabilities over the whole vocabulary, ranked among whole words: the normaliser is
-        # taken first, then the other entries get -inf in place (adding 0 leaves a logit as it is)
+        # taken first, then the other entries get -inf in place (adding 0 leaves a logit as it is);
+        # POST_ROWS rows at a time, so the passes over a block of logits find it in the cache
+        k = min(k, self.n_valid)
+        n = logits.shape[0]
+        vals = torch.empty((n, k), dtype=logits.dtype, device=logits.device)
+        ids = torch.empty((n, k), dtype=torch.long, device=logits.device)
         with torch.inference_mode():
-            lse = torch.logsumexp(logits, dim=-1, keepdim=True)
-            logits.add_(self.word_bias)
-            vals, ids = top_k(logits, min(k, self.n_valid))
-            vals = vals - lse
+            for s in range(0, n, POST_ROWS):
+                block = logits[s:s + POST_ROWS]
+                lse = torch.logsumexp(block, dim=-1, keepdim=True)
+                block.add_(self.word_bias)
+                v, i = top_k(block, k)
+                vals[s:s + POST_ROWS] = v - lse
+                ids[s:s + POST_ROWS] = i
         vals, ids = vals.cpu().tolist(), ids.cpu().tolist()
         return [[(self.word(t), v) for t, v in zip(row_ids, row_vals)] for row_ids, row_vals in zip(ids, vals)]
 
