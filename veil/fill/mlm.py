@@ -16,12 +16,18 @@ How a masked text reaches the model (:class:`MaskedLMProposer`):
   punctuation and special tokens are never proposed;
 - texts longer than the model's window are cut to a window around the target mask.
 
-Speed: sentences are sorted by length and batched (padding only to the batch's longest), the
-encoder runs under ``torch.inference_mode`` and the LM head (a hidden x vocabulary matmul, the
-biggest single layer of a small model) is applied only at the target mask of each sentence, not at
-every position. ``dtype="bf16"`` (bfloat16 weights; CPUs with AVX-512 BF16 / AMX, or a GPU) and
-``dtype="int8"`` (dynamic int8 quantisation of the linear layers, CPU) go past the fp32 speed at a
-small cost in agreement with fp32 (measured by ``bench/bench_fill_speed.py``).
+Speed: each step of the fill loop (the next marker of every pending document) is one call. On a
+CPU, BERT-family models (BERT, RoBERTa and relatives) run padding-free
+(:mod:`veil.fill.mlm_packed`): the step's sentences are sorted by length and concatenated into
+chunks of about 512 tokens, every linear layer runs on real tokens only, attention runs per group of
+equal-length sentences, and the last layer runs at the target mask only (its keys and values
+everywhere). Other models and GPUs take the generic path: length-sorted batches padded to their
+longest row through the Hugging Face model. Either way the encoder runs under
+``torch.inference_mode`` and the LM head (a hidden x vocabulary matmul, the biggest single layer of
+a small model) is applied only at the target mask of each sentence, not at every position.
+``dtype="bf16"`` (bfloat16 weights; CPUs with AVX-512 BF16 / AMX, or a GPU) and ``dtype="int8"``
+(dynamic int8 quantisation of the linear layers, CPU) trade agreement with fp32 for speed where
+the hardware has fast kernels for them (measured by ``bench/bench_fill_speed.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from typing import Any, Sequence
 
 from veil.errors import VeilError
 from veil.fill.base import CandidateFiller
+from veil.fill.mlm_packed import TOKEN_BUDGET, PackedEncoder, packed_supported
 from veil.mask.placeholders import MARKER_RE, unescape
 from veil.textutil import WORD_RE
 
@@ -39,6 +46,7 @@ log = logging.getLogger(__name__)
 
 DTYPES = ("fp32", "bf16", "int8")
 MIN_ROWS = 4  # a batch is not closed for padding before it has this many rows
+POST_ROWS = 16  # logit rows per block of the log-softmax / top-k passes (16 x 30k floats: 2 MB)
 HEAD_ROWS = 2048  # target positions per LM-head call (bounds the rows x vocabulary logits in memory)
 _MASK_RUN_GAP = re.compile(r"\s*")
 
@@ -87,7 +95,8 @@ class MaskedLMProposer:
 
     def __init__(self, model: Any, tokenizer: Any, *, batch_size: int = 64, max_length: int | None = None,
                  device: str | None = None, dtype: str = "fp32", head_at_masks: bool = True,
-                 pad_tolerance: float | None = None) -> None:
+                 pad_tolerance: float | None = None, packed: bool | None = None,
+                 token_budget: int = TOKEN_BUDGET) -> None:
         import torch
 
         if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
@@ -114,6 +123,11 @@ class MaskedLMProposer:
         # a GPU runs padded rows in parallel for free, a CPU pays for every padded token
         self.pad_tolerance = pad_tolerance if pad_tolerance is not None else (0.25 if self.device.type == "cpu" else 1.0)
         self.head = mlm_head(model) if head_at_masks else None
+        # padding-free passes (CPU, BERT-family layers, head at the targets); else padded batches
+        if packed is None:
+            packed = self.device.type == "cpu"
+        self.packed = PackedEncoder(model, token_budget) if (
+            packed and self.head is not None and packed_supported(model)) else None
         limit = getattr(model.config, "max_position_embeddings", None) or 512
         if getattr(model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
             limit -= 2  # RoBERTa's positions start after the padding index
@@ -125,6 +139,8 @@ class MaskedLMProposer:
         self._room = self.max_length - len(self._prefix) - len(self._suffix)
         self.vocab_size = int(model.config.vocab_size)
         self.valid = self._whole_word_ids().to(self.device)
+        self.word_bias = torch.zeros(self.vocab_size, device=self.device).masked_fill_(~self.valid, float("-inf"))
+        self.n_valid = int(self.valid.sum())
         self._words: dict[int, str] = {}
 
     # --- vocabulary -----------------------------------------------------------------------------
@@ -223,6 +239,9 @@ class MaskedLMProposer:
         out = None
         hidden_at: Any = None
         with torch.inference_mode():
+            if self.packed is not None:
+                hidden_at = self.packed.hidden_at_targets(encoded, self.device)
+                return self._head_logits(hidden_at)
             for idx in self.batches([len(ids) for ids, _ in encoded]):
                 longest = max(len(encoded[i][0]) for i in idx)
                 ids = torch.full((len(idx), longest), pad, dtype=torch.long)
@@ -246,9 +265,18 @@ class MaskedLMProposer:
                     logits = self.model(input_ids=ids, attention_mask=att).logits[rows, pos]
                     out[where] = logits[:, :self.vocab_size].float()
             if self.head is not None:
-                out = torch.cat([self.head(hidden_at[s:s + HEAD_ROWS])[:, :self.vocab_size].float()
-                                 for s in range(0, n, HEAD_ROWS)])
+                out = self._head_logits(hidden_at)
         return out
+
+    def _head_logits(self, hidden: Any) -> Any:
+        """The LM head on ``hidden`` (one row per text), ``HEAD_ROWS`` rows per call, fp32 logits."""
+        import torch
+
+        parts = [self.head(hidden[s:s + HEAD_ROWS]) for s in range(0, hidden.shape[0], HEAD_ROWS)]
+        out = parts[0] if len(parts) == 1 else torch.cat(parts)
+        if out.shape[-1] != self.vocab_size:
+            out = out[:, :self.vocab_size]
+        return out.float().contiguous()
 
     def batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Indices grouped into batches of similar length: sorted by length, a batch closes at
@@ -278,12 +306,45 @@ class MaskedLMProposer:
         if not texts:
             return []
         logits = self.logits_at_targets(self.encode(texts, targets))
-        logp = torch.log_softmax(logits, dim=-1)
-        logp = logp.masked_fill(~self.valid, float("-inf"))
-        k = min(k, int(self.valid.sum()))
-        vals, ids = torch.topk(logp, k, dim=-1)
+        # log-probabilities over the whole vocabulary, ranked among whole words: the normaliser is
+        # taken first, then the other entries get -inf in place (adding 0 leaves a logit as it is);
+        # POST_ROWS rows at a time, so the passes over a block of logits find it in the cache
+        k = min(k, self.n_valid)
+        n = logits.shape[0]
+        vals = torch.empty((n, k), dtype=logits.dtype, device=logits.device)
+        ids = torch.empty((n, k), dtype=torch.long, device=logits.device)
+        with torch.inference_mode():
+            for s in range(0, n, POST_ROWS):
+                block = logits[s:s + POST_ROWS]
+                lse = torch.logsumexp(block, dim=-1, keepdim=True)
+                block.add_(self.word_bias)
+                v, i = top_k(block, k)
+                vals[s:s + POST_ROWS] = v - lse
+                ids[s:s + POST_ROWS] = i
         vals, ids = vals.cpu().tolist(), ids.cpu().tolist()
         return [[(self.word(t), v) for t, v in zip(row_ids, row_vals)] for row_ids, row_vals in zip(ids, vals)]
+
+
+def top_k(x: Any, k: int, group: int = 256) -> tuple[Any, Any]:
+    """``torch.topk(x, k, dim=-1)`` of a 2-D tensor with wide rows and a small ``k``, in two passes
+    that read each row once: the maximum of every ``group`` columns, then an exact top-k among the
+    ``k`` groups with the highest maxima (they hold the row's k largest entries: a group outside them
+    has k groups above it, each with an entry at least as large as all of its own). ``torch.topk``
+    over a 30k vocabulary costs several times more (it partially sorts every row)."""
+    import torch
+
+    n, width = x.shape
+    full = width // group
+    if full < 2 or 4 * k * group > width:
+        return torch.topk(x, k, dim=-1)
+    maxima = x[:, :full * group].view(n, full, group).amax(-1)
+    if full * group < width:
+        maxima = torch.cat([maxima, x[:, full * group:].amax(-1, keepdim=True)], dim=1)
+    best = torch.topk(maxima, k, dim=-1).indices
+    cols = (best[:, :, None] * group + torch.arange(group, device=x.device)).view(n, -1)
+    vals = x.gather(1, cols.clamp(max=width - 1)).masked_fill_(cols >= width, float("-inf"))
+    v, j = torch.topk(vals, k, dim=-1)
+    return v, cols.gather(1, j)
 
 
 def special_template(tok: Any) -> tuple[list[int], list[int]]:
