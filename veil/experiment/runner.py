@@ -168,6 +168,8 @@ class ExperimentRunner:
                     "batch_size": s.batch_size,
                     "epochs": s.pretrain_epochs, "lr": s.pretrain_lr, "weight_decay": s.weight_decay,
                     "warmup_steps": s.warmup_steps}
+        if any("[MASK]" in t or "<unk>" in t for t in texts):  # only then did the tokenisation change its stream
+            settings.update(self._tokenization())
 
         def work(tmp: Path) -> dict[str, Any]:
             from veil.train.tokenizer import build_vocab
@@ -343,6 +345,7 @@ class ExperimentRunner:
 
         s = self.lm if seed is None else dataclasses.replace(self.lm, seed=seed)
         settings = {"pretrain": pre_key, "texts": texts_hash(texts), "mask_loss_weight": mask_loss_weight,
+                    **self._tokenization(),
                     "epochs": s.finetune_epochs, "lr": s.finetune_lr, "batch_size": s.batch_size, "seed": s.seed,
                     "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps}
 
@@ -361,7 +364,7 @@ class ExperimentRunner:
     def evaluate(self, ft_dir: Path, ft_key: str, test: list[str], test_key: str, label: str) -> dict[str, Any]:
         from veil.train import lm
 
-        settings = {"lm": ft_key, "test": test_key, "context": self.lm.context}
+        settings = {"lm": ft_key, "test": test_key, "context": self.lm.context, **self._tokenization()}
 
         def work(tmp: Path) -> dict[str, Any]:
             model, vocab = lm.load(ft_dir)
@@ -371,6 +374,16 @@ class ExperimentRunner:
 
         _, meta = self.cache.run("evaluate", stable_hash(settings), settings, work)
         return meta
+
+    def _tokenization(self) -> dict[str, Any]:
+        """Part of the LM stages' keys: the BPE stream changed with ``BPEVocab.TOKENIZATION`` 2 (the
+        pre-training key carries it only for a corpus holding ``[MASK]`` or ``<unk>``: the streams of
+        other corpora did not change, and their pre-trained models stay valid)."""
+        if self.lm.tokenizer != "bpe":
+            return {}
+        from veil.train.tokenizer import BPEVocab
+
+        return {"tokenization": BPEVocab.TOKENIZATION}
 
     # ------------------------------------------------------------------ the grid
     def run(self) -> list[dict[str, Any]]:
