@@ -114,12 +114,19 @@ class MaskedLMProposer:
                 raise VeilError("dtype int8 (dynamic quantisation) runs on the CPU only")
             import warnings
 
+            from veil.models.cpu_linear import restore_linears
+
+            restore_linears(model)  # quantize_dynamic matches nn.Linear by exact type
             with warnings.catch_warnings():  # deprecated in favour of torchao, still the built-in CPU path
                 warnings.simplefilter("ignore")
                 model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
         elif dtype == "bf16":
             model = model.to(torch.bfloat16)
         self.model = model.to(self.device)
+        if dtype == "fp32" and self.device.type == "cpu":
+            from veil.models.cpu_linear import accelerate_linears
+
+            accelerate_linears(model)  # oneDNN where it beats the BLAS here (inference only)
         # a GPU runs padded rows in parallel for free, a CPU pays for every padded token
         self.pad_tolerance = pad_tolerance if pad_tolerance is not None else (0.25 if self.device.type == "cpu" else 1.0)
         self.head = mlm_head(model) if head_at_masks else None

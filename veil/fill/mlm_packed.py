@@ -92,16 +92,18 @@ class PackedEncoder:
         (dynamically quantised layers) module by module."""
         import torch
 
+        from veil.models.cpu_linear import fast_linear, is_linear
+
         if len(mods) == 1:
             return mods[0](x)
-        if not all(type(m) is torch.nn.Linear and m.bias is not None for m in mods):
+        if not all(is_linear(m) and m.bias is not None for m in mods):
             return torch.cat([m(x) for m in mods], dim=-1)
         stamp = tuple((p.data_ptr(), p._version) for m in mods for p in (m.weight, m.bias))
         entry = self._fused.get(key)
         if entry is None or entry[0] != stamp:
             entry = self._fused[key] = (stamp, torch.cat([m.weight for m in mods]).detach(),
                                         torch.cat([m.bias for m in mods]).detach())
-        return torch.nn.functional.linear(x, entry[1], entry[2])
+        return fast_linear(x, entry[1], entry[2])
 
     # --- attention ------------------------------------------------------------------------------
     def _attend(self, sa: Any, q: Any, k: Any, v: Any, runs: Sequence[tuple[int, int, int, int]],
@@ -214,6 +216,8 @@ class PackedEncoder:
         """An fp32 CPU ``nn.Linear`` with a bias, and oneDNN's fused linear available."""
         import torch
 
-        return (type(dense) is torch.nn.Linear and dense.bias is not None and dense.weight.dtype == torch.float32
+        from veil.models.cpu_linear import is_linear
+
+        return (is_linear(dense) and dense.bias is not None and dense.weight.dtype == torch.float32
                 and dense.weight.device.type == "cpu" and torch.backends.mkldnn.is_available()
                 and hasattr(torch.ops.mkldnn, "_linear_pointwise"))

@@ -147,6 +147,10 @@ def load_causal_lm(name_or_path: str | os.PathLike | None = None, *, device: str
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     model.to(device).eval()
+    if device == "cpu" and torch_dtype == torch.float32:
+        from veil.models.cpu_linear import accelerate_linears
+
+        accelerate_linears(model)  # oneDNN where it beats the BLAS here (inference only)
     return model, tok
 
 
