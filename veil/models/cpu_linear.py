@@ -4,9 +4,10 @@ PyTorch runs a CPU fp32 ``nn.Linear`` as an MKL ``sgemm``. MKL takes its AVX2 pa
 on an AMD EPYC with full-width AVX-512 (Zen 5) it reaches half the machine's fp32 rate: measured
 here with one thread, MKL 102-108 GFLOP/s against 222-241 GFLOP/s for oneDNN's linear
 (``torch.ops.mkldnn._linear_pointwise``, which PyTorch ships and uses for its own fused CPU ops)
-at 4096^3 and at BERT / SmolLM2 layer shapes, true fp32 both (the same error against a float64
-product). A whole SmolLM2-135M forward (32 x 40 tokens) took 3.68 s with MKL and 1.89 s with oneDNN,
-the same arg-max token everywhere. On Intel CPUs MKL is usually the faster of the two.
+at 4096^3 and at BERT / SmolLM2 layer shapes, true fp32 both (errors against a float64 product of
+the same order, 1e-4; bf16 would be 0.5). A whole SmolLM2-135M forward (32 x 40 tokens) took 3.68 s
+with MKL and 1.89 s with oneDNN, the same arg-max token everywhere. Where MKL runs at full speed
+(Intel CPUs) the probe below is expected to keep it.
 
 :func:`linear_backend` decides once per process and thread count by timing both on a layer-sized
 product (a few tens of milliseconds); ``VEIL_LINEAR=onednn|blas`` overrides it.
