@@ -183,7 +183,9 @@ def matmul_rate(n: int, dtype_name: str = "fp32", reps: int = 3, kernel: str = "
     a, b = torch.randn(n[0], n[1], dtype=dtype), torch.randn(n[1], n[2], dtype=dtype)
     if kernel == "onednn":
         w = b.t().contiguous()
-        fn = lambda: torch.ops.mkldnn._linear_pointwise(a, w, None, "none", [], "none")  # noqa: E731
+        from veil.models.cpu_linear import onednn_linear
+
+        fn = lambda: onednn_linear(a, w)  # noqa: E731
     else:
         fn = lambda: a @ b  # noqa: E731
     fn()

@@ -216,8 +216,7 @@ class PackedEncoder:
         """An fp32 CPU ``nn.Linear`` with a bias, and oneDNN's fused linear available."""
         import torch
 
-        from veil.models.cpu_linear import is_linear
+        from veil.models.cpu_linear import is_linear, onednn_available
 
         return (is_linear(dense) and dense.bias is not None and dense.weight.dtype == torch.float32
-                and dense.weight.device.type == "cpu" and torch.backends.mkldnn.is_available()
-                and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
+                and dense.weight.device.type == "cpu" and onednn_available())

@@ -37,7 +37,8 @@ def onednn_available() -> bool:
     return bool(torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
 
 
-def _onednn(x: Any, weight: Any, bias: Any) -> Any:
+def onednn_linear(x: Any, weight: Any, bias: Any = None) -> Any:
+    """``x @ weight.T + bias`` by oneDNN (fp32 CPU, no autograd)."""
     import torch
 
     return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "none")
@@ -50,7 +51,7 @@ def _probe(threads: int) -> float:
 
     x, w, b = torch.randn(256, 1024), torch.randn(1024, 1024), torch.zeros(1024)
     best = {}
-    for name, fn in (("blas", torch.nn.functional.linear), ("onednn", _onednn)):
+    for name, fn in (("blas", torch.nn.functional.linear), ("onednn", onednn_linear)):
         with torch.no_grad():
             fn(x, w, b)
             t_best = float("inf")
@@ -92,7 +93,7 @@ def fast_linear(x: Any, weight: Any, bias: Any = None) -> Any:
     import torch
 
     if _plain(x, weight) and linear_backend() == "onednn":
-        return _onednn(x, weight, bias)
+        return onednn_linear(x, weight, bias)
     return torch.nn.functional.linear(x, weight, bias)
 
 
@@ -106,7 +107,7 @@ def fast_linear_class() -> type:
 
         def forward(self, x: Any) -> Any:
             if _plain(x, self.weight):
-                return _onednn(x, self.weight, self.bias)
+                return onednn_linear(x, self.weight, self.bias)
             return super().forward(x)
 
     return FastLinear
