@@ -15,8 +15,9 @@ reader) of at least ``--min-words`` words, in an order shuffled with ``--seed``.
 Each setting's masked utterances are filled by every filler x strategy: ``llm`` Top-1 and Top-K
 (SmolLM2-135M-Instruct scorer), ``llm-instruct`` Top-1 (SmolLM2-135M-Instruct zero-shot, falling
 back to ``llm`` where its output breaks the input), with ``--instruct-adapter DIR`` also
-``llm-instruct-ft`` Top-1 (the LoRA adapter of ``veil finetune --filler llm-instruct``), and ``mlm``
-Top-1 (the offline MiniLM default).
+``llm-instruct-ft`` Top-1 (the LoRA adapter of ``veil finetune --filler llm-instruct``) and
+``llm-instruct-ft-ranked`` (the same adapter, ``decode="ranked"``), and ``mlm`` Top-1 (the offline
+MiniLM default). ``llm-instruct-ranked`` (zero-shot, ranked) can be asked for with ``--fillers``.
 No avoid-lists (the masks come from this script, not from a masker). Reported:
 
 - **top-1**: share of fills equal to the original word (case-insensitive);
@@ -198,8 +199,8 @@ def main(argv=None) -> int:
     hf_logging.set_verbosity_error()
     torch.set_num_threads(args.threads)
     configs = [tuple(c.split(":")) for c in args.fillers.split(",") if c.strip()]
-    if args.instruct_adapter and ("llm-instruct-ft", "top1") not in configs:
-        configs.append(("llm-instruct-ft", "top1"))
+    if args.instruct_adapter and not any(c[0].startswith("llm-instruct-ft") for c in configs):
+        configs += [("llm-instruct-ft", "top1"), ("llm-instruct-ft-ranked", "top1")]
     nlp = spacy.load(SPACY_MODEL)
     frequent = frozenset(w.lower() for w in AllowListMasker().vocabulary)
     utts = utterances(Path(args.data), args.min_words)
@@ -232,6 +233,17 @@ def main(argv=None) -> int:
                 m, t = causal()
                 f = LLMFiller(model_obj=m, tokenizer=t, avoid={}, seed=args.seed)
                 memoize_rank(f.scorer)
+            elif name in ("llm-instruct-ranked", "llm-instruct-ft-ranked"):
+                # decode="ranked": the instruct model ranks whole words inside its own answer
+                if name == "llm-instruct-ft-ranked":
+                    if not args.instruct_adapter:
+                        sys.exit(f"{name} needs --instruct-adapter DIR (from veil finetune --filler llm-instruct)")
+                    from veil.models.smollm2 import load_causal_lm
+
+                    m, t = load_causal_lm(args.instruct_adapter, device="cpu")
+                else:
+                    m, t = causal()
+                f = InstructLLMFiller(model_obj=m, tokenizer=t, avoid={}, seed=args.seed, decode="ranked")
             elif name in ("llm-instruct", "llm-instruct-ft"):
                 if name == "llm-instruct-ft":
                     if not args.instruct_adapter:
@@ -254,7 +266,8 @@ def main(argv=None) -> int:
             else:
                 sys.exit(f"unknown filler {name!r}")
             fillers[name] = f
-            if not name.startswith("llm-instruct"):  # (a longer request would make llm-instruct rank every marker)
+            if not name.startswith("llm-instruct") or name.endswith("-ranked"):
+                # (a longer request would make generating llm-instruct rank every marker)
                 memos[name] = RankingMemo(f, ranking_request(f, 10))
         f = fillers[name]
         f.strategy = strategy
@@ -274,14 +287,15 @@ def main(argv=None) -> int:
             secs = time.perf_counter() - t0
             shared = name in rate_of
             fallback_s = 0.0
-            if name.startswith("llm-instruct") and "llm" in llm_secs:
+            generating = name.startswith("llm-instruct") and not name.endswith("-ranked")
+            if generating and "llm" in llm_secs:
                 # its llm fallback re-used the llm row's rankings: charge it at that row's measured rate
                 fallback_s = f.stats["instruct_fallback_markers"] * llm_secs["llm"]
             sps = rate_of[name] if shared else len(items) / (secs + fallback_s)
             if name == "llm" and not shared:
                 llm_secs["llm"] = secs / max(1, len(items))
             rate_of.setdefault(name, sps)
-            if name.startswith("llm-instruct"):
+            if generating:
                 # its list: the answer (the fill: a Top-1 request returns the answer alone, or the llm
                 # fallback's best), then the llm ranking of the same zero-shot model (memoised)
                 texts = [m.text for m in masked]
@@ -310,7 +324,7 @@ def main(argv=None) -> int:
         print(f"| {r['setting']} | {r['filler']} | {r['strategy']} | {r['n']} | {100 * r['top1']:.1f}% | "
               f"{100 * r['top10']:.1f}% | {100 * r['pos_kept']:.1f}% | {ent} | {sps} |")
     for r in results:
-        if "instruct_parse" in r:
+        if "instruct_parse" in r and r["instruct_parse"]["sentences"]:
             p = r["instruct_parse"]
             print(f"{r['filler']} ({r['setting']}): {p['sentences']} outputs generated, {p['broken_dropped_words']} "
                   f"lost/changed unmasked words, {p['broken_not_one_word']} not one word per mask -> "

@@ -135,3 +135,60 @@ def test_veil_finetune_llm_instruct_saves_an_adapter_that_veil_fill_loads(tiny_d
     assert rc == 0
     rows = [json.loads(x) for x in open(out, encoding="utf-8")]
     assert len(rows) == 5 and all(not find_markers(r["text"]) for r in rows)
+
+
+def test_answer_context_teacher_forces_the_input_around_the_marker(tiny):
+    from veil.fill.llm_instruct import answer_context
+
+    _, tok = tiny
+    text = "the [MASK] sat on the [MASK] today"
+    first = answer_context(tok, text, (4, 10))
+    prompt = build_prompt(tok, "the [MASK] sat on the [MASK] today")
+    bos = tok.bos_token or ""
+    assert (bos + first.left) == prompt + "the " or first.left == prompt + "the "
+    assert first.right == " sat on the"  # the answer scored stops before the next marker
+    filled = "the dog sat on the [MASK] today"
+    last = answer_context(tok, filled, (19, 25))
+    assert "Input: the dog sat on the [MASK] today" in last.left and last.left.endswith("the dog sat on the ")
+    assert last.right.startswith(" today") and last.right.endswith(tok.eos_token)  # end of the turn scored
+
+
+def test_ranked_decode_never_breaks_the_input_and_ranks_with_the_adapter_on(tiny, monkeypatch):
+    model, tok = tiny
+    docs = [_doc(i, t) for i, t in enumerate(["I think [MASK] are really useful", "the [MASK] sat on the [MASK]"])]
+    filler = InstructLLMFiller(model_obj=model, tokenizer=tok, avoid={}, decode="ranked",
+                               llm_options={"n_candidates": 6})
+    monkeypatch.setattr(filler, "generate", lambda inputs: pytest.fail("ranked decoding generated"))
+    monkeypatch.setattr(filler, "_adapter_off", lambda: pytest.fail("ranked decoding switched the adapter off"))
+    out = filler.fill(docs)
+    assert all(not find_markers(d.text) and all(WORD_RE.fullmatch(s.substitute) for s in d.substitutions)
+               for d in out)
+    rep = filler.parse_report()
+    assert rep["ranked_markers"] == 3 and rep["fallback_markers"] == 0 and rep["sentences"] == 0
+    # Top-K: K distinct words, best first
+    props = filler.propose_batch(["the [MASK] sat"], [(4, 10)], 5)[0]
+    assert len(props) == 5 and len({w for w, _ in props}) == 5
+    assert [s for _, s in props] == sorted((s for _, s in props), reverse=True)
+
+
+def test_ranked_decode_follows_the_prompt(tiny):
+    """The ranking is the model's likelihood of the answer given the prompt: what the prompt's input says
+    around the marker changes the scores (not a left-context-only ranking)."""
+    from veil.fill.llm_instruct import answer_context
+
+    model, tok = tiny
+    filler = InstructLLMFiller(model_obj=model, tokenizer=tok, avoid={}, decode="ranked")
+    a = answer_context(tok, "the [MASK] sat on the mat", (4, 10))
+    b = answer_context(tok, "the [MASK] slept", (4, 10))
+    sa, sb = filler.scorer.score([a, b], [["cat", "dog"], ["cat", "dog"]])
+    assert sa != sb
+
+
+def test_instruct_decode_is_checked(tmp_path, capsys):
+    with pytest.raises(Exception, match="decode must be one of"):
+        InstructLLMFiller(decode="beam")
+    src = tmp_path / "masked.jsonl"
+    src.write_text(json.dumps({"id": "a", "text": "the [MASK] sat"}) + "\n", encoding="utf-8")
+    rc = main(["fill", str(src), "-o", str(tmp_path / "out.jsonl"), "--filler", "llm", "--instruct-decode", "ranked"])
+    assert rc != 0 and "llm-instruct only" in capsys.readouterr().err
+    assert not (tmp_path / "out.jsonl").exists()

@@ -46,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "dropped) instead of dropping listed words after the draw")
     p.add_argument("--match-case", action="store_true",
                    help="lower-case the substitutes of documents that contain no capital letter")
+    p.add_argument("--instruct-decode", choices=("generate", "ranked"), default="generate",
+                   help="llm-instruct: generate the answer and parse it (the paper; default) or rank whole-word "
+                        "candidates inside the answer (never breaks the input)")
     p.add_argument("--chunk", type=int, default=256, help="documents per written chunk (resume granularity)")
     p.add_argument("--limit", type=int, default=None, help="fill only the first N documents")
     p.add_argument("--overwrite", action="store_true", help="start again even if OUTPUT or an unfinished run exists")
@@ -60,11 +63,14 @@ def build_filler(args: argparse.Namespace):
 
     if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
         raise VeilError("--k, --batch-size and --chunk must be at least 1")
+    if args.instruct_decode != "generate" and args.filler != "llm-instruct":
+        raise VeilError("--instruct-decode applies to --filler llm-instruct only")
     kwargs = dict(model=args.model, strategy=args.strategy, k=args.k, seed=args.seed, batch_size=args.batch_size,
                   types=args.types, avoid_in_top1=args.avoid_in_top1,
                   **({"avoid_proposals": True} if args.avoid_proposals else {}),
                   **({"match_case": True} if args.match_case else {}),
-                  **({"temperature": args.temperature} if args.strategy == "sample" else {}))
+                  **({"temperature": args.temperature} if args.strategy == "sample" else {}),
+                  **({"decode": args.instruct_decode} if args.instruct_decode != "generate" else {}))
     for name in ("device", "dtype"):
         if getattr(args, name) is not None:
             kwargs[name] = getattr(args, name)
@@ -100,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     filler = build_filler(args)
     settings = {k: getattr(args, k) for k in ("filler", "model", "strategy", "k", "seed", "types", "avoid",
                                               "no_avoid", "avoid_in_top1", "avoid_proposals", "match_case", "dtype", "limit")}
+    if args.instruct_decode != "generate":
+        settings["instruct_decode"] = args.instruct_decode
     if args.strategy == "sample":
         settings["temperature"] = args.temperature
     stats = fill_file(filler, args.input, args.output, chunk_size=args.chunk, settings=settings,

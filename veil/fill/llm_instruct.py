@@ -20,6 +20,13 @@ their markers are filled by the ``llm`` scorer on the same model with any LoRA a
 One generation fills all markers of a sentence, as in the paper: the answers for the later markers
 are remembered and used when the fill loop comes back with the earlier markers filled by them.
 
+``decode="ranked"`` (not in the paper) keeps the prompt and the tuned model but does not let it write
+the whole answer: for each marker the answer is the input itself up to the marker (teacher-forced),
+the model proposes whole words there (``CausalWordScorer``, adapter on) and each is scored by the
+likelihood of the answer through the rest of the sentence. The answer cannot break the input, so
+nothing falls back to another model, and Top-K gets a ranking from the tuned model itself; unlike the
+``llm`` filler, the proposals see the whole sentence (it is in the prompt), right context included.
+
 ``finetune_instruct`` trains LoRA adapters (peft) on prompts built by masking a few random words of
 each training text, with the loss on the output tokens only; ``veil fill --filler llm-instruct
 --model ADAPTER_DIR`` loads the result.
@@ -36,13 +43,16 @@ from typing import Any, Iterable, Sequence
 
 from veil.errors import VeilError
 from veil.fill.base import CANDIDATE_MARGIN, CandidateFiller
-from veil.fill.llm import CausalWordScorer
+from veil.fill.llm import CausalWordScorer, MarkerContext, _top
 from veil.mask.placeholders import MARKER_RE, unescape
 from veil.textutil import WORD_RE, iter_words
 
 log = logging.getLogger(__name__)
 
 INSTRUCTION = "Predict the [MASK] tokens in the given sentence"
+#: ``generate``: greedy generation of the whole answer, strict parsing, ``llm`` fallback (the paper);
+#: ``ranked``: whole-word candidates for each marker ranked inside the model's answer (never breaks it)
+DECODES = ("generate", "ranked")
 MASK = "[MASK]"
 _SLOTS_RE = re.compile(MARKER_RE.pattern + r"(?:\s+" + MARKER_RE.pattern + r")*")
 
@@ -65,10 +75,8 @@ def end_of_turn(tokenizer: Any) -> str:
     return tokenizer.eos_token if getattr(tokenizer, "chat_template", None) else "\n"
 
 
-def render_window(text: str, target: tuple[int, int], left_words: int = 48,
-                  right_words: int = 48) -> tuple[str, int]:
-    """The model's input for the marker at ``target``: a window of the text with every marker (or run
-    of consecutive markers) shown as one ``[MASK]``; returns (input, index of the target's mask)."""
+def _window(text: str, target: tuple[int, int], left_words: int, right_words: int) -> tuple[str, str]:
+    """The raw text left and right of the marker at ``target``, cut to the word window."""
     s, e = target
     if not (0 <= s < e <= len(text)) or not _SLOTS_RE.fullmatch(text, s, e):
         raise VeilError(f"target {target} is not a marker in the text {text[:60]!r}...")
@@ -79,9 +87,41 @@ def render_window(text: str, target: tuple[int, int], left_words: int = 48,
     ends = [m.end() for m in WORD_RE.finditer(right)]
     if len(ends) > right_words:
         right = right[:ends[right_words - 1]]
+    return left, right
+
+
+def render_window(text: str, target: tuple[int, int], left_words: int = 48,
+                  right_words: int = 48) -> tuple[str, int]:
+    """The model's input for the marker at ``target``: a window of the text with every marker (or run
+    of consecutive markers) shown as one ``[MASK]``; returns (input, index of the target's mask)."""
+    left, right = _window(text, target, left_words, right_words)
     left_r, n_left = _render(left)
     right_r, _ = _render(right)
     return left_r + MASK + right_r, n_left
+
+
+def answer_context(tokenizer: Any, text: str, target: tuple[int, int], left_words: int = 48,
+                   right_words: int = 48) -> MarkerContext:
+    """The marker at ``target`` as a gap in the model's own answer (``decode="ranked"``).
+
+    Left: the generation prompt for the windowed input (every marker shown as ``[MASK]``) followed by
+    the answer up to the marker, i.e. the input's text before it; right: the input's text after it up
+    to the next marker, or to the end of the turn when no marker follows. A candidate word is scored
+    by the likelihood of the whole answer around it, so the proposals see the instruction and the
+    full sentence, right context included. The tokenizer's BOS text is left off the prompt's start:
+    the scorer puts the BOS id there itself."""
+    left, right = _window(text, target, left_words, right_words)
+    inp = _render(left)[0] + MASK + _render(right)[0]
+    prompt = build_prompt(tokenizer, inp)
+    bos = getattr(tokenizer, "bos_token", None)
+    if bos and prompt.startswith(bos):
+        prompt = prompt[len(bos):]
+    nxt = _SLOTS_RE.search(right)
+    if nxt is not None:  # later markers are filled later: the answer scored ends before the next one
+        after = _render(right[:nxt.start()])[0].rstrip()
+    else:
+        after = _render(right)[0].rstrip() + end_of_turn(tokenizer)
+    return MarkerContext(prompt + _render(left)[0], after)
 
 
 def _render(part: str) -> tuple[str, int]:
@@ -140,7 +180,9 @@ class InstructLLMFiller(CandidateFiller):
     ``veil.models.smollm2.load_causal_lm`` accepts (default: SmolLM2-135M-Instruct, zero-shot).
     The instruct answer is the first candidate; when more are wanted (Top-K, entity types), the
     ``llm`` scorer's ranking (adapter off) follows it. A Top-1 request gets the answer alone (no
-    ranking is computed for it).
+    ranking is computed for it). ``decode="ranked"``: every candidate comes from the tuned model's
+    ranking inside its answer (see the module's docstring); ``llm_options`` set that scorer's
+    ``n_candidates`` / ``max_word_tokens`` in both modes.
     """
 
     name = "llm-instruct"
@@ -150,8 +192,12 @@ class InstructLLMFiller(CandidateFiller):
                  batch_size: int = 64, *, gen_batch_size: int = 16, max_new_tokens: int | None = None,
                  left_words: int = 48, right_words: int = 48, device: str | None = None,
                  dtype: str | None = None, model_obj: Any = None, tokenizer: Any = None,
-                 llm_options: dict | None = None, memo_size: int = 100_000, **options) -> None:
+                 llm_options: dict | None = None, memo_size: int = 100_000, decode: str = "generate",
+                 **options) -> None:
         super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, **options)
+        if decode not in DECODES:
+            raise VeilError(f"decode must be one of {', '.join(DECODES)}, got {decode!r}")
+        self.decode = decode
         self.model_name = model
         self.gen_batch_size, self.max_new_tokens = gen_batch_size, max_new_tokens
         self.left_words, self.right_words = left_words, right_words
@@ -227,6 +273,8 @@ class InstructLLMFiller(CandidateFiller):
                       k: int) -> list[list[tuple[str, float]]]:
         if len(texts) != len(targets):
             raise VeilError(f"{len(texts)} texts but {len(targets)} targets")
+        if self.decode == "ranked":
+            return self._propose_ranked(texts, targets, k)
         windows = [render_window(t, tg, self.left_words, self.right_words) for t, tg in zip(texts, targets)]
         answers: list[str | None] = [None] * len(texts)
         todo = []
@@ -274,6 +322,17 @@ class InstructLLMFiller(CandidateFiller):
                      self.stats["instruct_broken_dropped"], self.stats["instruct_broken_multiword"])
         return out
 
+    def _propose_ranked(self, texts: Sequence[str], targets: Sequence[tuple[int, int]],
+                        k: int) -> list[list[tuple[str, float]]]:
+        """``decode="ranked"``: the tuned model (adapter on) proposes whole words for the marker inside
+        its own answer and ranks them by the likelihood of the answer (``answer_context``)."""
+        scorer = self.scorer
+        ctx = [answer_context(self._tok, t, tg, self.left_words, self.right_words) for t, tg in zip(texts, targets)]
+        cands = scorer.propose(ctx)
+        scores = scorer.score(ctx, cands)
+        self.stats["instruct_ranked_markers"] += len(texts)
+        return [_top(c, sc, k) for c, sc in zip(cands, scores)]
+
     def _remember(self, inp: str, fills: list[str]) -> None:
         """Store the answer for every mask of ``inp``, also keyed by the input as it reads once the
         masks before it are filled with this same answer (what the fill loop sends next under Top-1)."""
@@ -293,7 +352,8 @@ class InstructLLMFiller(CandidateFiller):
         s = self.stats
         return {"sentences": s["instruct_sentences"], "broken_dropped_words": s["instruct_broken_dropped"],
                 "broken_not_one_word": s["instruct_broken_multiword"],
-                "fallback_markers": s["instruct_fallback_markers"], "memo_hits": s["instruct_memo_hits"]}
+                "fallback_markers": s["instruct_fallback_markers"], "memo_hits": s["instruct_memo_hits"],
+                "ranked_markers": s["instruct_ranked_markers"]}
 
 
 def _memo_key(inp: str, mask_index: int) -> str:
