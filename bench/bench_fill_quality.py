@@ -127,7 +127,7 @@ class RankingMemo:
         share_rankings(filler, self.memo, request)
 
     def ranking(self, text: str, start: int, end: int) -> list[str]:
-        hit = self.memo.get((text, start, end))
+        hit = self.memo.get((text, start, end, ""))  # share_rankings keys: (text, start, end, exclude digest)
         return [w for w, _ in hit[1]] if hit else []
 
 
@@ -137,7 +137,9 @@ def memoize_rank(scorer) -> None:
     memo: dict = {}
     rank = scorer.rank
 
-    def cached(texts, targets, k):
+    def cached(texts, targets, k, exclude=None):
+        if exclude is not None and any(exclude):  # (this bench fills without avoid-lists)
+            return rank(texts, targets, k, exclude)
         keys = [(t, s, e) for t, (s, e) in zip(texts, targets)]
         miss = [i for i, key in enumerate(keys) if key not in memo or memo[key][0] < k]
         if miss:

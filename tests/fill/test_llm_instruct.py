@@ -192,3 +192,19 @@ def test_instruct_decode_is_checked(tmp_path, capsys):
     rc = main(["fill", str(src), "-o", str(tmp_path / "out.jsonl"), "--filler", "llm", "--instruct-decode", "ranked"])
     assert rc != 0 and "llm-instruct only" in capsys.readouterr().err
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_ranked_decode_never_fills_the_marker_word_and_falls_back_when_nothing_else_is_proposed(tiny, monkeypatch):
+    model, tok = tiny
+    filler = InstructLLMFiller(model_obj=model, tokenizer=tok, avoid={}, decode="ranked",
+                               llm_options={"n_candidates": 6})
+    scorer = filler.scorer
+    real_propose = scorer.propose
+    monkeypatch.setattr(scorer, "propose", lambda ctx, exclude=None: [["MASK", "Mask", "dog"] for _ in ctx])
+    props = filler.propose_batch(["the [MASK] sat"], [(4, 10)], 3)[0]
+    assert [w for w, _ in props] == ["dog"]
+    monkeypatch.setattr(scorer, "propose", lambda ctx, exclude=None: real_propose(ctx, exclude)
+                        if all("Predict" not in c.left for c in ctx) else [["MASK"] for _ in ctx])
+    props = filler.propose_batch(["the [MASK] sat"], [(4, 10)], 3)[0]
+    assert props and all(w.casefold() != "mask" for w, _ in props)  # the llm ranking, adapter off
+    assert filler.parse_report()["fallback_markers"] == 1

@@ -328,10 +328,18 @@ class InstructLLMFiller(CandidateFiller):
         its own answer and ranks them by the likelihood of the answer (``answer_context``)."""
         scorer = self.scorer
         ctx = [answer_context(self._tok, t, tg, self.left_words, self.right_words) for t, tg in zip(texts, targets)]
-        cands = scorer.propose(ctx)
+        # the model may copy the prompt's "[MASK]" into its answer: never a substitute
+        cands = [[w for w in ws if w.casefold() != "mask"] for ws in scorer.propose(ctx)]
         scores = scorer.score(ctx, cands)
-        self.stats["instruct_ranked_markers"] += len(texts)
-        return [_top(c, sc, k) for c, sc in zip(cands, scores)]
+        out = [_top(c, sc, k) for c, sc in zip(cands, scores)]
+        empty = [i for i, r in enumerate(out) if not r]
+        if empty:  # nothing but the marker proposed: the llm scorer (adapter off) fills, as in generate mode
+            with self._adapter_off():
+                for i, r in zip(empty, scorer.rank([texts[i] for i in empty], [targets[i] for i in empty], k)):
+                    out[i] = r
+            self.stats["instruct_fallback_markers"] += len(empty)
+        self.stats["instruct_ranked_markers"] += len(texts) - len(empty)
+        return out
 
     def _remember(self, inp: str, fills: list[str]) -> None:
         """Store the answer for every mask of ``inp``, also keyed by the input as it reads once the
