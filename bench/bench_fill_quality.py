@@ -54,6 +54,16 @@ CONTENT_POS = {"NOUN", "PROPN", "VERB", "ADJ", "ADV"}
 NAMED_TYPES = {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LANGUAGE"}
 RARE_SKIP_POS = {"INTJ", "NUM", "X", "SYM", "PUNCT"}  # "um", "ninety": infrequent, not rare words
 CONFIGS = [("llm", "top1"), ("llm", "topk"), ("llm-instruct", "top1"), ("mlm", "top1")]
+INSTRUCT = ("llm-instruct", "llm-instruct-ft", "llm-instruct-ranked", "llm-instruct-ft-ranked")
+
+
+def is_ranked(name: str) -> bool:
+    return name.endswith("-ranked")
+
+
+def generating(name: str) -> bool:
+    """An llm-instruct row that generates its answers (and falls back to llm where they break)."""
+    return name in INSTRUCT and not is_ranked(name)
 
 
 def utterances(data: Path, min_words: int) -> list[tuple[str, str]]:
@@ -235,9 +245,8 @@ def main(argv=None) -> int:
                 m, t = causal()
                 f = LLMFiller(model_obj=m, tokenizer=t, avoid={}, seed=args.seed)
                 memoize_rank(f.scorer)
-            elif name in ("llm-instruct-ranked", "llm-instruct-ft-ranked"):
-                # decode="ranked": the instruct model ranks whole words inside its own answer
-                if name == "llm-instruct-ft-ranked":
+            elif name in INSTRUCT:
+                if name.startswith("llm-instruct-ft"):
                     if not args.instruct_adapter:
                         sys.exit(f"{name} needs --instruct-adapter DIR (from veil finetune --filler llm-instruct)")
                     from veil.models.smollm2 import load_causal_lm
@@ -245,31 +254,23 @@ def main(argv=None) -> int:
                     m, t = load_causal_lm(args.instruct_adapter, device="cpu")
                 else:
                     m, t = causal()
-                f = InstructLLMFiller(model_obj=m, tokenizer=t, avoid={}, seed=args.seed, decode="ranked")
-            elif name in ("llm-instruct", "llm-instruct-ft"):
-                if name == "llm-instruct-ft":
-                    if not args.instruct_adapter:
-                        sys.exit("llm-instruct-ft needs --instruct-adapter DIR (from veil finetune --filler llm-instruct)")
-                    from veil.models.smollm2 import load_causal_lm
-
-                    m, t = load_causal_lm(args.instruct_adapter, device="cpu")
-                else:
-                    m, t = causal()
-                f = InstructLLMFiller(model_obj=m, tokenizer=t, avoid={}, seed=args.seed)
-                llm = fillers.get("llm")
-                if llm is not None and args.llm_model is None:
-                    # the fallback ranks with the base model (adapter off), the llm filler's model and
-                    # options: share its memoised ranking (exact)
-                    f._scorer = llm.scorer
-                else:
-                    memoize_rank(f.scorer)
+                # decode="ranked": the instruct model ranks whole words inside its own answer
+                f = InstructLLMFiller(model_obj=m, tokenizer=t, avoid={}, seed=args.seed,
+                                      decode="ranked" if is_ranked(name) else "generate")
+                if not is_ranked(name):  # (a ranked filler's ranking is the tuned model's own: nothing to share)
+                    llm = fillers.get("llm")
+                    if llm is not None and args.llm_model is None:
+                        # the fallback ranks with the base model (adapter off), the llm filler's model and
+                        # options: share its memoised ranking (exact)
+                        f._scorer = llm.scorer
+                    else:
+                        memoize_rank(f.scorer)
             elif name == "mlm":
                 f = MLMFiller(model=args.mlm_model, avoid={}, seed=args.seed)
             else:
                 sys.exit(f"unknown filler {name!r}")
             fillers[name] = f
-            if not name.startswith("llm-instruct") or name.endswith("-ranked"):
-                # (a longer request would make generating llm-instruct rank every marker)
+            if not generating(name):  # (a longer request would make generating llm-instruct rank every marker)
                 memos[name] = RankingMemo(f, ranking_request(f, 10))
         f = fillers[name]
         f.strategy = strategy
@@ -289,15 +290,14 @@ def main(argv=None) -> int:
             secs = time.perf_counter() - t0
             shared = name in rate_of
             fallback_s = 0.0
-            generating = name.startswith("llm-instruct") and not name.endswith("-ranked")
-            if generating and "llm" in llm_secs:
+            if generating(name) and "llm" in llm_secs:
                 # its llm fallback re-used the llm row's rankings: charge it at that row's measured rate
                 fallback_s = f.stats["instruct_fallback_markers"] * llm_secs["llm"]
             sps = rate_of[name] if shared else len(items) / (secs + fallback_s)
             if name == "llm" and not shared:
                 llm_secs["llm"] = secs / max(1, len(items))
             rate_of.setdefault(name, sps)
-            if generating:
+            if generating(name):
                 # its list: the answer (the fill: a Top-1 request returns the answer alone, or the llm
                 # fallback's best), then the llm ranking of the same zero-shot model (memoised)
                 texts = [m.text for m in masked]

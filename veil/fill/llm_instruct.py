@@ -111,8 +111,8 @@ def answer_context(tokenizer: Any, text: str, target: tuple[int, int], left_word
     full sentence, right context included. The tokenizer's BOS text is left off the prompt's start:
     the scorer puts the BOS id there itself."""
     left, right = _window(text, target, left_words, right_words)
-    inp = _render(left)[0] + MASK + _render(right)[0]
-    prompt = build_prompt(tokenizer, inp)
+    left_r = _render(left)[0]
+    prompt = build_prompt(tokenizer, left_r + MASK + _render(right)[0])
     bos = getattr(tokenizer, "bos_token", None)
     if bos and prompt.startswith(bos):
         prompt = prompt[len(bos):]
@@ -121,7 +121,7 @@ def answer_context(tokenizer: Any, text: str, target: tuple[int, int], left_word
         after = _render(right[:nxt.start()])[0].rstrip()
     else:
         after = _render(right)[0].rstrip() + end_of_turn(tokenizer)
-    return MarkerContext(prompt + _render(left)[0], after)
+    return MarkerContext(prompt + left_r, after)
 
 
 def _render(part: str) -> tuple[str, int]:
@@ -304,9 +304,7 @@ class InstructLLMFiller(CandidateFiller):
         need_llm = [i for i in range(len(texts)) if answers[i] is None or k > 1 + CANDIDATE_MARGIN]
         ranked: dict[int, list[tuple[str, float]]] = {}
         if need_llm:
-            with self._adapter_off():
-                r = self.scorer.rank([texts[i] for i in need_llm], [targets[i] for i in need_llm], k)
-            ranked = dict(zip(need_llm, r))
+            ranked = self._llm_rank(texts, targets, need_llm, k)
         out = []
         for i in range(len(texts)):
             if answers[i] is None:
@@ -322,6 +320,12 @@ class InstructLLMFiller(CandidateFiller):
                      self.stats["instruct_broken_dropped"], self.stats["instruct_broken_multiword"])
         return out
 
+    def _llm_rank(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], idx: Sequence[int],
+                  k: int) -> dict[int, list[tuple[str, float]]]:
+        """The ``llm`` scorer's ranking (adapter off) of the markers ``idx``: the fallback of both modes."""
+        with self._adapter_off():
+            return dict(zip(idx, self.scorer.rank([texts[i] for i in idx], [targets[i] for i in idx], k)))
+
     def _propose_ranked(self, texts: Sequence[str], targets: Sequence[tuple[int, int]],
                         k: int) -> list[list[tuple[str, float]]]:
         """``decode="ranked"``: the tuned model (adapter on) proposes whole words for the marker inside
@@ -334,9 +338,8 @@ class InstructLLMFiller(CandidateFiller):
         out = [_top(c, sc, k) for c, sc in zip(cands, scores)]
         empty = [i for i, r in enumerate(out) if not r]
         if empty:  # nothing but the marker proposed: the llm scorer (adapter off) fills, as in generate mode
-            with self._adapter_off():
-                for i, r in zip(empty, scorer.rank([texts[i] for i in empty], [targets[i] for i in empty], k)):
-                    out[i] = r
+            for i, r in self._llm_rank(texts, targets, empty, k).items():
+                out[i] = r
             self.stats["instruct_fallback_markers"] += len(empty)
         self.stats["instruct_ranked_markers"] += len(texts) - len(empty)
         return out
