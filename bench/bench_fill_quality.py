@@ -137,7 +137,9 @@ class RankingMemo:
         share_rankings(filler, self.memo, request)
 
     def ranking(self, text: str, start: int, end: int) -> list[str]:
-        hit = self.memo.get((text, start, end, ""))  # share_rankings keys: (text, start, end, exclude digest)
+        from veil.experiment.runner import ranking_key
+
+        hit = self.memo.get(ranking_key(text, start, end))  # (this bench fills without exclude lists)
         return [w for w, _ in hit[1]] if hit else []
 
 

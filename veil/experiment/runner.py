@@ -81,6 +81,12 @@ def lm_text_of_masked(text: str) -> str:
     return unescape(MARKER_RE.sub("[MASK]", text)) if "[" in text else text
 
 
+def ranking_key(text: str, start: int, end: int, exclude_digest: str = "") -> tuple[str, int, int, str]:
+    """The key of one ranking in a :func:`share_rankings` memo (``exclude_digest`` names the
+    exclude list the ranking was made under: empty for none)."""
+    return (text, start, end, exclude_digest)
+
+
 def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> None:
     """Let methods that differ only in strategy share the model's rankings (exact, not approximate).
 
@@ -108,7 +114,7 @@ def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> None:
 
     def propose_batch(texts: Any, targets: Any, k: int, exclude: Any = None) -> list[list[tuple[str, float]]]:
         excl = list(exclude) if exclude is not None else [None] * len(texts)
-        keys = [(t, s, e, digest(x)) for t, (s, e), x in zip(texts, targets, excl)]
+        keys = [ranking_key(t, s, e, digest(x)) for t, (s, e), x in zip(texts, targets, excl)]
         out: list[Any] = [None] * len(keys)
         miss = []
         for i, key in enumerate(keys):
@@ -318,7 +324,7 @@ class ExperimentRunner:
                 with gzip.open(path, "rt", encoding="utf-8") as f:
                     for line in f:
                         text, s, e, ask, ranking, *excl = json.loads(line)
-                        memo[(text, s, e, excl[0] if excl else "")] = (ask, [(w, sc) for w, sc in ranking])
+                        memo[ranking_key(text, s, e, excl[0] if excl else "")] = (ask, [(w, sc) for w, sc in ranking])
                 log.info("reusing %d stored rankings (%s)", len(memo), path.name)
             self._rank_saved[memo_key] = len(memo)
         return memo
