@@ -343,22 +343,41 @@ def test_pretrained_baseline_is_the_unadapted_lm(tmp_path):
 
 def test_gap_by_word_class(tmp_path, capsys):
     """``veil experiment gap``: the per-class NLLs add up to the run's perplexity (checked inside), and on
-    this fixture, where Baseline0 never sees an animal, most of its gap lies on the animal words."""
+    this fixture, where Baseline0 never sees an animal, most of its gap lies on the animal words. The
+    training text here never has an owl, so the owls of the test set are the masked words not seen in
+    training; with a one-word vocabulary ("the") every other word is outside it."""
     exp = write_experiment(tmp_path, [TOPK])
+    train = tmp_path / "train.txt"
+    train.write_text("".join(line for line in train.read_text().splitlines(keepends=True) if "owl" not in line))
+    test_words = (tmp_path / "test.txt").read_text().split()
     out = tmp_path / "out"
     assert veil(["experiment", "run", str(exp), "--out", str(out), "--no-progress"]) == 0
     capsys.readouterr()
-    assert veil(["experiment", "gap", str(exp), "--out", str(out)]) == 0
+    assert veil(["experiment", "gap", str(exp), "--out", str(out), "--word-vocab", "1"]) == 0
     printed = capsys.readouterr().out
     assert "Where the Baseline0 - Oracle gap lies: fake_animals" in printed
+    assert "occur in the original training text" in printed and "gap without words outside vocabulary" in printed
     import json
 
     r = json.loads((out / "gap_by_word_fake_animals.json").read_text())
-    assert r["words"]["masked-type"] == 40 and r["words"]["other"] == 20  # 2 animals per sentence, 20 sentences
+    w = r["words"]
+    assert w["masked-type"] == 40 and w["other"] == 20  # 2 animals per sentence, 20 sentences
+    seen, unseen = w["masked-type, seen in train"], w["masked-type, not seen in train"]
+    assert unseen == test_words.count("owl") > 0 and seen + unseen == 40
+    n_words = sum(1 for t in test_words if t != ".")
+    assert w["outside vocabulary"] == n_words - test_words.count("the") and r["word_vocab"] == 1
     rows = {x["method"]: x for x in r["rows"]}
     assert set(rows) == {"oracle", "baseline0", "baseline1", "fake_topk"}
+    for x in rows.values():  # the split adds up to its class
+        split = x["nll_masked-type, seen in train"] * seen + x["nll_masked-type, not seen in train"] * unseen
+        assert math.isclose(split, x["nll_masked-type"] * 40, rel_tol=1e-9)
     assert math.isclose(rows["oracle"]["gap"], 1.0) and math.isclose(rows["baseline0"]["gap"], 0.0, abs_tol=1e-9)
+    assert math.isclose(rows["oracle"]["gap_in vocabulary"], 1.0)
     assert r["gap_share"]["masked-type"] > 0.5
+    assert math.isclose(r["gap_share"]["masked-type, seen in train"] + r["gap_share"]["masked-type, not seen in train"],
+                        r["gap_share"]["masked-type"], rel_tol=1e-9)
     assert rows["fake_topk"]["gap_masked-type"] > 0.5  # filled with real animal words
     assert veil(["experiment", "gap", str(exp), "--out", str(out), "--technique", "allow_list"]) != 0
     assert "'allow_list' is not in" in capsys.readouterr().err
+    assert veil(["experiment", "gap", str(exp), "--out", str(out), "--word-vocab", "0"]) != 0
+    assert "--word-vocab must be a positive number" in capsys.readouterr().err

@@ -26,6 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cache", help="stage cache folder, if the run was given one")
     g.add_argument("--technique", action="append", help="technique(s) to analyse (default: all in results.csv)")
     g.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="the same overrides as the run")
+    g.add_argument("--word-vocab", type=int, metavar="N",
+                   help="also give each method's gap recovered without the test words outside wordfreq's N most "
+                        "frequent English words (what a word-level LM with an N-word vocabulary would measure; "
+                        "the paper's has ~85K)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,8 +61,12 @@ def gap(args: argparse.Namespace) -> int:
     import csv
     from pathlib import Path
 
+    from veil.errors import VeilError
     from veil.experiment import gap as g
     from veil.experiment.spec import load_spec
+
+    if args.word_vocab is not None and args.word_vocab < 1:
+        raise VeilError("--word-vocab must be a positive number of words")
 
     spec = load_spec(args.experiment, setters=args.set)
     if args.cache:
@@ -69,7 +77,7 @@ def gap(args: argparse.Namespace) -> int:
         with (out / "results.csv").open(encoding="utf-8") as f:
             techs = list(dict.fromkeys(r["technique"] for r in csv.DictReader(f) if r["technique"]))
     for t in techs:
-        r = g.gap_by_word(spec, out, t)
+        r = g.gap_by_word(spec, out, t, word_vocab=args.word_vocab)
         path = g.write(r, out)
         print(g.to_markdown(r))
         print(f"written: {path}")

@@ -8,6 +8,17 @@ splits the test set's negative log-likelihood by the kind of word it falls on:
 - ``kept``: every other word;
 - ``other``: end-of-sentence and tokens outside words (punctuation).
 
+Two further splits say what kind of knowledge the gap is made of:
+
+- the masked-type words are split by whether the word (case-folded) occurs anywhere in the
+  *original* training text: Oracle can learn those specific words from it, while every method
+  that sees only masked text cannot (a fill may only guess them);
+- with ``word_vocab=N``, words (case-folded) outside wordfreq's N most frequent English words are
+  set apart, and each method's gap recovered is also given without them: what a word-level LM
+  with an N-word vocabulary (the paper's has ~85K) would measure, where such words are one
+  unknown-word token for every model (an approximation: it drops their NLL instead of scoring
+  ``<unk>``).
+
 For each fine-tuned model of the experiment (read from the stage cache through ``results.csv``'s
 ``lm_dir``) it reports the NLL per word of each class and the gap recovered within each class, and
 the share of the whole Baseline0 - Oracle gap (in total NLL) that each class holds. Tokens are
@@ -29,43 +40,78 @@ from veil.errors import VeilError
 log = logging.getLogger(__name__)
 
 CLASSES = ("masked-type", "kept", "other")
+OTHER = ("other", None, None)  # the label of a token outside words and of <eos>
+
+# A word's label: (class, seen in the original training text, inside the word vocabulary); the
+# last two are None where they do not apply (seen: kept words; in vocabulary: no word_vocab).
+Label = tuple[str, Any, Any]
 
 
-def token_classes(vocab: Any, texts: Sequence[str], masked_spans: Sequence[Sequence[tuple[int, int]]]) -> list[str]:
-    """The class of every token of the stream (aligned with :func:`token_losses`)."""
+def word_labels(texts: Sequence[str], masked_spans: Sequence[Sequence[tuple[int, int]]],
+                seen: Any = None, vocabulary: Any = None) -> list[list[Label]]:
+    """The label of every word (``WORD_RE``) of every text."""
+    from veil.textutil import WORD_RE
+
+    out = []
+    for text, spans in zip(texts, masked_spans):
+        row = []
+        for m in WORD_RE.finditer(text):
+            w = m.group().casefold()
+            masked = any(s < m.end() and m.start() < e for s, e in spans)
+            row.append(("masked-type" if masked else "kept",
+                        (w in seen) if masked and seen is not None else None,
+                        (w in vocabulary) if vocabulary is not None else None))
+        out.append(row)
+    return out
+
+
+def token_labels(vocab: Any, texts: Sequence[str], labels: Sequence[Sequence[Label]]) -> list[Label]:
+    """The label of every token of the stream (aligned with ``stream_nll``): its word's, or :data:`OTHER`."""
     from veil.textutil import WORD_RE
     from veil.train.tokenizer import BPEVocab
 
     if not isinstance(vocab, BPEVocab):
         raise VeilError("veil experiment gap needs the BPE tokeniser (lm.tokenizer: bpe)")
-    classes: list[str] = []
+    out: list[Label] = []
     encs = vocab.tok.encode_batch(list(texts), add_special_tokens=False)
-    for text, enc, spans in zip(texts, encs, masked_spans):
+    for text, enc, lab in zip(texts, encs, labels):
         words = [(m.start(), m.end()) for m in WORD_RE.finditer(text)]
-        cls_of_word = ["masked-type" if any(s < we and ws < e for s, e in spans) else "kept" for ws, we in words]
         j = 0
         for a, b in enc.offsets:
             while j < len(words) and words[j][1] <= a:
                 j += 1
             inside = j < len(words) and words[j][0] < max(b, a + 1) and a < words[j][1]
-            classes.append(cls_of_word[j] if inside else "other")
-        classes.append("other")  # the <eos> ending the sentence
-    return classes
+            out.append(lab[j] if inside else OTHER)
+        out.append(OTHER)  # the <eos> ending the sentence
+    return out
 
 
-def class_word_counts(texts: Sequence[str], masked_spans: Sequence[Sequence[tuple[int, int]]]) -> dict[str, int]:
-    from veil.textutil import WORD_RE
-
-    n = {c: 0 for c in CLASSES}
-    for text, spans in zip(texts, masked_spans):
-        for m in WORD_RE.finditer(text):
-            n["masked-type" if any(s < m.end() and m.start() < e for s, e in spans) else "kept"] += 1
-    n["other"] = len(texts)  # one end-of-sentence per sentence, as in the perplexity's denominator
+def label_word_counts(texts: Sequence[str], labels: Sequence[Sequence[Label]]) -> dict[Label, int]:
+    n: dict[Label, int] = {OTHER: len(texts)}  # one end-of-sentence per sentence, as in the perplexity
+    for row in labels:
+        for lab in row:
+            n[lab] = n.get(lab, 0) + 1
     return n
 
 
-def gap_by_word(spec: Any, out: Path, technique: str) -> dict[str, Any]:
-    """The per-class NLL of every model of ``technique`` (and Oracle / pretrained) listed in ``out/results.csv``."""
+def training_words(spec: Any) -> set[str]:
+    """Every word (case-folded) of the original training text, as the experiment loads it."""
+    from veil.experiment.runner import load_corpus
+    from veil.textutil import WORD_RE
+
+    return {m.group().casefold() for d in load_corpus(spec.train) for m in WORD_RE.finditer(d.text)}
+
+
+def word_vocabulary(n: int) -> set[str]:
+    """wordfreq's ``n`` most frequent English words, case-folded (a word-level LM's vocabulary)."""
+    from wordfreq import top_n_list
+
+    return {w.casefold() for w in top_n_list("en", n)}
+
+
+def gap_by_word(spec: Any, out: Path, technique: str, word_vocab: int | None = None) -> dict[str, Any]:
+    """The per-class NLL of every model of ``technique`` (and Oracle / pretrained) listed in ``out/results.csv``;
+    ``word_vocab``: also the gap without words outside wordfreq's top ``word_vocab`` (see the module)."""
     from veil.experiment.cache import StageCache
     from veil.experiment.runner import load_corpus
     from veil.mask.engine import MaskingEngine
@@ -91,41 +137,58 @@ def gap_by_word(spec: Any, out: Path, technique: str) -> dict[str, Any]:
     spans = []
     for i in range(0, len(test), 512):
         spans.extend([[(sp.start, sp.end) for sp in doc] for doc in engine.detect(docs[i:i + 512])])
-    words = class_word_counts(test, spans)
-    classes: list[str] | None = None
-    per: dict[str, dict[str, float]] = {}
+    labels = word_labels(test, spans, seen=training_words(spec),
+                         vocabulary=word_vocabulary(word_vocab) if word_vocab else None)
+    counts = label_word_counts(test, labels)
+    n_total = sum(counts.values())  # words and sentence ends: the perplexity's denominator
+    tok_labels: list[Label] | None = None
+    per: dict[str, dict[Label, float]] = {}
     for r in rows:
         folder = cache.root / r["lm_dir"]
         if not folder.is_dir():
             raise VeilError(f"{folder}: the model of {r['method']} is not in the cache")
         model, vocab = lm.load(folder)
-        if classes is None:
-            classes = token_classes(vocab, test, spans)
+        if tok_labels is None:
+            tok_labels = token_labels(vocab, test, labels)
         losses = [float(v) for nll in stream_nll(model, vocab, test, s) for v in nll]
-        if len(losses) != len(classes):
-            raise VeilError(f"internal: {len(losses)} token losses for {len(classes)} classified tokens")
-        sums = {c: 0.0 for c in CLASSES}
-        for c, v in zip(classes, losses):
-            sums[c] += v
+        if len(losses) != len(tok_labels):
+            raise VeilError(f"internal: {len(losses)} token losses for {len(tok_labels)} classified tokens")
+        sums: dict[Label, float] = {lab: 0.0 for lab in counts}
+        for lab, v in zip(tok_labels, losses):
+            sums[lab] += v
         total = sum(sums.values())
-        ppl = math.exp(total / sum(words.values()))
+        ppl = math.exp(total / n_total)
         if abs(ppl - float(r["perplexity"])) > 1e-3 * ppl and int(float(r.get("seeds") or 1)) == 1:
             raise VeilError(f"{r['method']}: per-class NLL gives perplexity {ppl:.2f}, results.csv {r['perplexity']}")
         per[r["method"]] = sums
         log.info("gap: %s done", r["method"])
+
+    def recovered(b: float, o: float, m: float) -> float | None:
+        return (b - m) / (b - o) if abs(b - o) > 1e-9 else None
+
+    groups: dict[str, Any] = {c: (lambda lab, c=c: lab[0] == c) for c in CLASSES}
+    groups["masked-type, seen in train"] = lambda lab: lab[0] == "masked-type" and lab[1] is True
+    groups["masked-type, not seen in train"] = lambda lab: lab[0] == "masked-type" and lab[1] is False
+    if word_vocab:
+        groups["in vocabulary"] = lambda lab: lab[2] is not False  # (end-of-sentence and punctuation included)
+        groups["outside vocabulary"] = lambda lab: lab[2] is False
+
+    def group_sum(sums: dict[Label, float], g: str) -> float:
+        return sum(v for lab, v in sums.items() if groups[g](lab))
+
+    n_words = {g: sum(v for lab, v in counts.items() if groups[g](lab)) for g in groups}
     o, b0 = per["oracle"], per["baseline0"]
     gap_total = sum(b0.values()) - sum(o.values())
     table = []
     for m, sums in per.items():
-        row: dict[str, Any] = {"method": m, "perplexity": math.exp(sum(sums.values()) / sum(words.values()))}
-        for c in CLASSES:
-            row[f"nll_{c}"] = sums[c] / max(1, words[c])
-            d = b0[c] - o[c]
-            row[f"gap_{c}"] = (b0[c] - sums[c]) / d if abs(d) > 1e-9 else None
-        row["gap"] = (sum(b0.values()) - sum(sums.values())) / gap_total if gap_total else None
+        row: dict[str, Any] = {"method": m, "perplexity": math.exp(sum(sums.values()) / n_total)}
+        for g in groups:
+            row[f"nll_{g}"] = group_sum(sums, g) / max(1, n_words[g])
+            row[f"gap_{g}"] = recovered(group_sum(b0, g), group_sum(o, g), group_sum(sums, g))
+        row["gap"] = recovered(sum(b0.values()), sum(o.values()), sum(sums.values()))
         table.append(row)
-    share = {c: (b0[c] - o[c]) / gap_total if gap_total else None for c in CLASSES}
-    return {"technique": technique, "words": words, "gap_share": share, "rows": table}
+    share = {g: (group_sum(b0, g) - group_sum(o, g)) / gap_total if gap_total else None for g in groups}
+    return {"technique": technique, "words": n_words, "gap_share": share, "rows": table, "word_vocab": word_vocab}
 
 
 def to_markdown(r: dict[str, Any]) -> str:
@@ -145,6 +208,30 @@ def to_markdown(r: dict[str, Any]) -> str:
         lines.append(f"| {x['method']} | {x['perplexity']:.1f} | {x['nll_masked-type']:.3f} | {x['nll_kept']:.3f} | "
                      f"{x['nll_other']:.3f} | {pct(x['gap'])} | {pct(x['gap_masked-type'])} | {pct(x['gap_kept'])} | "
                      f"{pct(x['gap_other'])} |")
+    seen, unseen = "masked-type, seen in train", "masked-type, not seen in train"
+    if seen in w:
+        lines += ["", f"Of the masked-type test words, {w[seen]:,} ({100 * w[seen] / max(1, w['masked-type']):.0f}%) "
+                  f"occur in the original training text: Oracle can learn them there, a method that sees masked "
+                  f"text cannot. They hold {pct(sh[seen])} of the gap, the unseen ones {pct(sh[unseen])}."]
+        head = "| method | NLL/word masked seen | NLL/word masked unseen | gap on masked seen | gap on masked unseen |"
+        cols = "|---|---:|---:|---:|---:|"
+        vocab = r.get("word_vocab")
+        if vocab:
+            out_v = "outside vocabulary"
+            n_all = w["masked-type"] + w["kept"]
+            lines[-1] += (f" With a word-level vocabulary of wordfreq's top {vocab:,}, {w[out_v]:,} test words "
+                          f"({100 * w[out_v] / max(1, n_all):.1f}%) are outside it; they hold {pct(sh[out_v])} of "
+                          "the gap. Last column: the gap recovered without them (each would be one unknown-word "
+                          "token for every model).")
+            head += " NLL/word outside vocabulary | gap without words outside vocabulary |"
+            cols += "---:|---:|"
+        lines += ["", head, cols]
+        for x in r["rows"]:
+            cells = [x["method"], f"{x['nll_' + seen]:.3f}", f"{x['nll_' + unseen]:.3f}", pct(x["gap_" + seen]),
+                     pct(x["gap_" + unseen])]
+            if vocab:
+                cells += [f"{x['nll_outside vocabulary']:.3f}", pct(x["gap_in vocabulary"])]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
