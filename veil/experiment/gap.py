@@ -11,8 +11,9 @@ splits the test set's negative log-likelihood by the kind of word it falls on:
 Two further splits say what kind of knowledge the gap is made of:
 
 - the masked-type words are split by whether the word (case-folded) occurs anywhere in the
-  *original* training text: Oracle can learn those specific words from it, while every method
-  that sees only masked text cannot (a fill may only guess them);
+  *original* training text: Oracle can learn those specific words from it, while a method that
+  sees only masked text can do so only where the technique left them unmasked (a list-based
+  technique masks a word everywhere; a fill may only guess it);
 - with ``word_vocab=N``, words (case-folded) outside wordfreq's N most frequent English words are
   set apart, and each method's gap recovered is also given without them: what a word-level LM
   with an N-word vocabulary (the paper's has ~85K) would measure, where such words are one
@@ -211,8 +212,8 @@ def to_markdown(r: dict[str, Any]) -> str:
     seen, unseen = "masked-type, seen in train", "masked-type, not seen in train"
     if seen in w:
         lines += ["", f"Of the masked-type test words, {w[seen]:,} ({100 * w[seen] / max(1, w['masked-type']):.0f}%) "
-                  f"occur in the original training text: Oracle can learn them there, a method that sees masked "
-                  f"text cannot. They hold {pct(sh[seen])} of the gap, the unseen ones {pct(sh[unseen])}."]
+                  f"occur in the original training text: Oracle can learn them there, a method trained on masked "
+                  f"text only where the technique left them unmasked. They hold {pct(sh[seen])} of the gap, the unseen ones {pct(sh[unseen])}."]
         head = "| method | NLL/word masked seen | NLL/word masked unseen | gap on masked seen | gap on masked unseen |"
         cols = "|---|---:|---:|---:|---:|"
         vocab = r.get("word_vocab")
