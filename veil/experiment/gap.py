@@ -174,10 +174,10 @@ def gap_by_word(spec: Any, out: Path, technique: str, word_vocab: int | None = N
         groups["in vocabulary"] = lambda lab: lab[2] is not False  # (end-of-sentence and punctuation included)
         groups["outside vocabulary"] = lambda lab: lab[2] is False
 
-    def group_sum(sums: dict[Label, float], g: str) -> float:
-        return sum(v for lab, v in sums.items() if groups[g](lab))
+    def group_sum(per_label: dict[Label, Any], g: str) -> Any:
+        return sum(v for lab, v in per_label.items() if groups[g](lab))
 
-    n_words = {g: sum(v for lab, v in counts.items() if groups[g](lab)) for g in groups}
+    n_words = {g: group_sum(counts, g) for g in groups}
     o, b0 = per["oracle"], per["baseline0"]
     gap_total = sum(b0.values()) - sum(o.values())
     table = []
