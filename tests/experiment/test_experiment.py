@@ -298,6 +298,19 @@ def test_rankings_persist_so_a_method_added_later_reuses_them(tmp_path, monkeypa
     assert {"fake_top1", "fake_topk", "fake_sample"} <= set(rows)
 
 
+def test_stored_ranking_lines_round_trip_and_old_lines_still_load():
+    """A ``rankings/*.jsonl.gz`` line gives back the memo entry it was written from (through JSON),
+    and a line from before exclude lists (no last field) loads under the empty exclude digest."""
+    import json
+
+    from veil.experiment.runner import ranking_entry, ranking_key, ranking_record
+
+    key, value = ranking_key("a [MASK] cat", 2, 8, "d1g3st"), (12, [("black", -0.5), ("fat", -1.25)])
+    assert ranking_entry(json.loads(json.dumps(ranking_record(key, value)))) == (key, value)
+    old = ["a [MASK] cat", 2, 8, 12, [["black", -0.5]]]
+    assert ranking_entry(old) == (ranking_key("a [MASK] cat", 2, 8), (12, [("black", -0.5)]))
+
+
 def test_several_lm_seeds_give_mean_and_spread(tmp_path):
     """``lm.seeds: 2``: every variant is fine-tuned twice; the table shows the mean ± the spread, and the
     first seed's runs are the single-seed runs (reused from the cache, not recomputed)."""

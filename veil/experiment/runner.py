@@ -87,6 +87,19 @@ def ranking_key(text: str, start: int, end: int, exclude_digest: str = "") -> tu
     return (text, start, end, exclude_digest)
 
 
+def ranking_record(key: tuple[str, int, int, str], value: tuple[int, list[tuple[str, float]]]) -> list[Any]:
+    """One memo entry as a line of a ``rankings/*.jsonl.gz`` file (the inverse of :func:`ranking_entry`)."""
+    text, start, end, exclude_digest = key
+    ask, ranking = value
+    return [text, start, end, ask, ranking, exclude_digest]
+
+
+def ranking_entry(record: list[Any]) -> tuple[tuple[str, int, int, str], tuple[int, list[tuple[str, float]]]]:
+    """A memo entry from a stored line (files written before exclude lists had no last field)."""
+    text, start, end, ask, ranking, *excl = record
+    return ranking_key(text, start, end, excl[0] if excl else ""), (ask, [(w, sc) for w, sc in ranking])
+
+
 def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> None:
     """Let methods that differ only in strategy share the model's rankings (exact, not approximate).
 
@@ -323,8 +336,8 @@ class ExperimentRunner:
 
                 with gzip.open(path, "rt", encoding="utf-8") as f:
                     for line in f:
-                        text, s, e, ask, ranking, *excl = json.loads(line)
-                        memo[ranking_key(text, s, e, excl[0] if excl else "")] = (ask, [(w, sc) for w, sc in ranking])
+                        key, value = ranking_entry(json.loads(line))
+                        memo[key] = value
                 log.info("reusing %d stored rankings (%s)", len(memo), path.name)
             self._rank_saved[memo_key] = len(memo)
         return memo
@@ -338,8 +351,8 @@ class ExperimentRunner:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
         with gzip.open(tmp, "wt", encoding="utf-8") as f:
-            for (text, s, e, excl), (ask, ranking) in memo.items():
-                f.write(json.dumps([text, s, e, ask, ranking, excl], ensure_ascii=False) + "\n")
+            for key, value in memo.items():
+                f.write(json.dumps(ranking_record(key, value), ensure_ascii=False) + "\n")
         os.replace(tmp, path)
         self._rank_saved[memo_key] = len(memo)
 
