@@ -142,6 +142,9 @@ def test_interrupted_stage_leaves_no_entry(tmp_path):
     d, meta = cache.run("s", "k", {"a": 1}, lambda tmp: (tmp / "ok").write_text("y") and {"n": 1})
     assert (d / "ok").is_file() and not (d / "half").exists() and meta["info"] == {"n": 1}
     assert cache.computed == ["s/k"]
+    # work that resumes what interrupted runs began (a fill) reports the time they spent as well
+    _, meta = cache.run("s", "k2", {}, lambda tmp: {"seconds_earlier": 1000.0})
+    assert 1000.0 <= meta["seconds"] < 1010.0
 
 
 def test_folders_of_killed_runs_are_removed_but_not_those_of_live_ones(tmp_path):

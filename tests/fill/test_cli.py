@@ -78,9 +78,12 @@ def test_fill_resumes_an_interrupted_run_with_identical_results(tiny_mlm, tmp_pa
         fill_file(Interrupted(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), src, out, chunk_size=4,
                   progress=False)
     assert not out.exists() and (tmp_path / "resumed.jsonl.partial").exists()
+    earlier = json.loads((tmp_path / "resumed.jsonl.progress.json").read_text())["seconds"]
+    assert earlier > 0  # the two chunks the interrupted run finished took time
     stats = fill_file(MLMFiller(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), src, out, chunk_size=4,
                       progress=False)
     assert stats["filled_now"] == 4  # only the last chunk was filled again
+    assert stats["seconds_earlier"] == earlier  # the time reported covers the interrupted run too
     assert out.read_text() == whole.read_text()
     assert substitutions_path(out).read_text() == substitutions_path(whole).read_text()
     # a finished output is not redone

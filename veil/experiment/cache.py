@@ -41,7 +41,11 @@ class StageCache:
         return json.loads(f.read_text(encoding="utf-8")) if f.is_file() else None
 
     def run(self, stage: str, key: str, settings: dict[str, Any], fn: Callable[[Path], dict[str, Any]]) -> tuple[Path, dict[str, Any]]:
-        """Return (folder, meta) of a finished entry, computing it with ``fn(tmp_folder) -> info`` if missing."""
+        """Return (folder, meta) of a finished entry, computing it with ``fn(tmp_folder) -> info`` if missing.
+
+        ``meta["seconds"]`` is the wall time of ``fn`` plus ``info["seconds_earlier"]`` when ``fn``
+        resumed work that interrupted runs had begun (a fill), so it states what the entry cost.
+        """
         dest = self.path(stage, key)
         meta = self.meta(stage, key)
         if meta is not None:
@@ -54,7 +58,7 @@ class StageCache:
         tmp.mkdir(parents=True)
         t0 = time.time()
         info = fn(tmp) or {}
-        meta = {"stage": stage, "key": key, "settings": settings, "seconds": round(time.time() - t0, 2),
+        meta = {"stage": stage, "key": key, "settings": settings, "seconds": round(time.time() - t0 + float(info.get("seconds_earlier", 0.0)), 2),
                 "info": info, "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
         (tmp / "done.json").write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
         if dest.exists():  # a concurrent run finished first; keep its entry

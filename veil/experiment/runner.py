@@ -310,7 +310,8 @@ class ExperimentRunner:
             for f in work_dir.iterdir():
                 if f.is_file() and not f.name.endswith((".partial", ".progress.json")):
                     os.replace(f, tmp / f.name)
-            return {"stats": stats if isinstance(stats, dict) else {}, "filler_ft_s": ft_s}
+            stats = stats if isinstance(stats, dict) else {}
+            return {"stats": stats, "filler_ft_s": ft_s, "seconds_earlier": stats.get("seconds_earlier", 0.0)}
 
         d, meta = self.cache.run("fill", key, settings, work)
         wd = self.cache.path("fill", key + ".work")

@@ -8,9 +8,9 @@ markers of the text are the placeholders (their technique is then unknown, so no
 Output: ``OUTPUT`` (``{id, text, ...carried fields}``) and ``OUTPUT.substitutions.jsonl``
 (``{id, placeholder, key, label, substitute, start, end}``, offsets into the filled text).
 Both are written under ``.partial`` names chunk by chunk; a small ``.progress.json`` records how
-many documents and bytes are complete, so an interrupted run resumes where it stopped (same
-results: every document draws from its own seeded RNG); the final names appear only when the
-whole corpus is done.
+many documents and bytes are complete and how long the run has taken so far, so an interrupted run
+resumes where it stopped (same results: every document draws from its own seeded RNG) and its
+reported time covers the runs before it; the final names appear only when the whole corpus is done.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def fill_file(filler: Any, input_path: str | Path, output: str | Path, *, chunk_
     if output.exists() and subs_out.exists() and not state_path.exists() and not overwrite:
         log.info("%s is complete already; nothing to do (pass --overwrite to fill again)", output)
         return {"documents": len(docs), "filled_now": 0, "complete_already": True}
-    done = 0
+    done, earlier_s = 0, 0.0
     if state_path.exists() and part.exists() and subs_part.exists() and not overwrite:
         state = json.loads(state_path.read_text(encoding="utf-8"))
         if (state.get("settings") != settings or state.get("input") != str(Path(input_path).resolve())
@@ -128,6 +128,7 @@ def fill_file(filler: Any, input_path: str | Path, output: str | Path, *, chunk_
             raise VeilError(f"{output}: an unfinished run with other settings or another input exists "
                             f"({state_path}); pass --overwrite to start again")
         done = int(state["docs"])
+        earlier_s = float(state.get("seconds", 0.0))  # time the interrupted runs spent on the chunks kept
         for p, size in ((part, state["bytes"]), (subs_part, state["subs_bytes"])):
             with p.open("r+b") as f:
                 f.truncate(int(size))
@@ -153,15 +154,17 @@ def fill_file(filler: Any, input_path: str | Path, output: str | Path, *, chunk_
             n_subs += sum(len(d.substitutions) for d in filled)
             _write_json_atomic(state_path, {"docs": start + len(chunk), "bytes": fo.tell(), "subs_bytes": fs.tell(),
                                             "settings": settings, "input": str(Path(input_path).resolve()),
-                                            "input_stat": _stat(input_path)})
+                                            "input_stat": _stat(input_path),
+                                            "seconds": round(earlier_s + time.perf_counter() - t0, 2)})
             bar.update(len(chunk))
     bar.close()
     os.replace(subs_part, subs_out)
     os.replace(part, output)
     state_path.unlink(missing_ok=True)
     secs = time.perf_counter() - t0
+    # seconds: this run; seconds_earlier: interrupted runs before it, up to their last complete chunk
     stats = {"documents": len(docs), "filled_now": n_docs, "substitutions_now": n_subs, "seconds": round(secs, 2),
-             "docs_per_s": round(n_docs / secs, 2) if secs > 0 else None}
+             "seconds_earlier": round(earlier_s, 2), "docs_per_s": round(n_docs / secs, 2) if secs > 0 else None}
     stats.update({k: v for k, v in getattr(filler, "stats", {}).items()})
     return stats
 
