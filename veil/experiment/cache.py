@@ -58,7 +58,8 @@ class StageCache:
         tmp.mkdir(parents=True)
         t0 = time.time()
         info = fn(tmp) or {}
-        meta = {"stage": stage, "key": key, "settings": settings, "seconds": round(time.time() - t0 + float(info.get("seconds_earlier", 0.0)), 2),
+        secs = time.time() - t0 + float(info.get("seconds_earlier", 0.0))
+        meta = {"stage": stage, "key": key, "settings": settings, "seconds": round(secs, 2),
                 "info": info, "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
         (tmp / "done.json").write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
         if dest.exists():  # a concurrent run finished first; keep its entry
