@@ -18,7 +18,8 @@ run measures it without training again); ``--adapter DIR`` measures
 an adapter trained before (its ``veil_adapter.json`` gives steps, loss and time); ``--zero-shot``
 adds SmolLM2-135M-Instruct without an adapter. Sample: ``--sample`` masked sentences after
 ``--skip``, the window of the first marker of each (what the fill loop sends first). Prints a
-markdown table (answer kept, dropped words, not one word per mask; ratios against the adapter with
+markdown table (answer kept, dropped words, not one word per mask, generation seconds per sentence;
+ratios of answers kept against the adapter with
 ``--baseline-steps``, the experiment files' 60)
 and writes it to ``--out``.
 """
@@ -34,19 +35,23 @@ from pathlib import Path
 
 
 def sample_inputs(masked: Path, skip: int, n: int) -> list[str]:
+    from veil.fill.corpus import iter_masked_jsonl
     from veil.fill.llm_instruct import render_window
     from veil.mask.placeholders import find_markers
 
     out = []
-    with masked.open(encoding="utf-8") as f:
-        for line in itertools.islice(f, skip, None):
-            text = json.loads(line)["text"]
-            ms = find_markers(text)
-            if ms:
-                out.append(render_window(text, (ms[0][0], ms[0][1]))[0])
-                if len(out) == n:
-                    break
+    for doc in itertools.islice(iter_masked_jsonl(masked), skip, None):
+        ms = find_markers(doc.text)
+        if ms:
+            out.append(render_window(doc.text, (ms[0][0], ms[0][1]))[0])
+            if len(out) == n:
+                break
     return out
+
+
+def adapter_meta(folder: str | Path) -> dict:
+    """The training summary ``finetune_instruct`` saves beside an adapter (steps, loss, seconds)."""
+    return json.loads((Path(folder) / "veil_adapter.json").read_text(encoding="utf-8"))
 
 
 def measure(model: str | None, inputs: list[str]) -> dict:
@@ -79,17 +84,18 @@ def main(argv: list[str] | None = None) -> int:
     if a.steps and not a.train:
         ap.error("--steps needs --train")
 
+    from veil.experiment.runner import _read_texts  # the experiment's reader of a fill's texts
     from veil.fill.llm_instruct import finetune_instruct
 
     models: list[tuple[str, str | None]] = []
+    texts: list[str] | None = None
     for n in a.steps:
         out = a.work / f"steps_{n}"
         if not (out / "veil_adapter.json").is_file():
-            texts = [json.loads(x)["text"] for x in a.train.open(encoding="utf-8") if x.strip()]
+            texts = texts if texts is not None else _read_texts(a.train)
             finetune_instruct(texts, out, seed=0, max_steps=n, learning_rate=a.lr, progress=True)
         models.append((f"LoRA {n} steps", str(out)))
-    for d in a.adapter:
-        models.append((f"LoRA {json.loads((Path(d) / 'veil_adapter.json').read_text())['steps']} steps", d))
+    models += [(f"LoRA {adapter_meta(d)['steps']} steps", d) for d in a.adapter]
     if a.zero_shot:
         models.append(("zero-shot", None))
     if not models:
@@ -99,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for label, model in models:
         r = measure(model, inputs)
-        meta = json.loads((Path(model) / "veil_adapter.json").read_text()) if model else {}
+        meta = adapter_meta(model) if model else {}
         rows.append({"model": label, **r, "final_loss": meta.get("final_loss"), "lora_s": meta.get("seconds"),
                      "steps": meta.get("steps")})
     rows.sort(key=lambda r: -1 if r["steps"] is None else r["steps"])
@@ -107,13 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     base = ref["ok"] or 1
     lines = [f"Instruction filler answers kept intact ({len(inputs)} masked sentences of `{a.masked}`, "
              f"from line {a.skip}; first marker's window; greedy generation, one thread)", "",
-             f"| model | LoRA s | final loss | answer kept | dropped words | not one word per mask | kept vs {ref['model']} |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             f"| model | LoRA s | final loss | answer kept | dropped words | not one word per mask | "
+             f"generation s/sentence | kept vs {ref['model']} |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['lora_s'] if r['lora_s'] is not None else '-'} | "
                      f"{'%.3f' % r['final_loss'] if r['final_loss'] is not None else '-'} | "
                      f"{r['ok']}/{r['n']} ({r['ok'] / r['n']:.0%}) | {r['dropped'] / r['n']:.0%} | "
-                     f"{r['multiword'] / r['n']:.0%} | {r['ok'] / base:.2f}x |")
+                     f"{r['multiword'] / r['n']:.0%} | {r['gen_s_per_sentence']:.2f} | {r['ok'] / base:.2f}x |")
     table = "\n".join(lines)
     print(table)
     a.out.parent.mkdir(parents=True, exist_ok=True)
