@@ -155,7 +155,7 @@ def fill_file(filler: Any, input_path: str | Path, output: str | Path, *, chunk_
             _write_json_atomic(state_path, {"docs": start + len(chunk), "bytes": fo.tell(), "subs_bytes": fs.tell(),
                                             "settings": settings, "input": str(Path(input_path).resolve()),
                                             "input_stat": _stat(input_path),
-                                            "seconds": round(earlier_s + time.perf_counter() - t0, 2)})
+                                            "seconds": earlier_s + time.perf_counter() - t0})  # unrounded: a fast chunk is not 0
             bar.update(len(chunk))
     bar.close()
     os.replace(subs_part, subs_out)
