@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.steps and not a.train:
         ap.error("--steps needs --train")
 
-    from veil.experiment.runner import _read_texts  # the experiment's reader of a fill's texts
+    from veil.experiment.runner import read_texts  # the experiment's reader of a fill's texts
     from veil.fill.llm_instruct import finetune_instruct
 
     models: list[tuple[str, str | None]] = []
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in a.steps:
         out = a.work / f"steps_{n}"
         if not (out / "veil_adapter.json").is_file():
-            texts = texts if texts is not None else _read_texts(a.train)
+            texts = texts if texts is not None else read_texts(a.train)
             finetune_instruct(texts, out, seed=0, max_steps=n, learning_rate=a.lr, progress=True)
         models.append((f"LoRA {n} steps", str(out)))
     models += [(f"LoRA {adapter_meta(d)['steps']} steps", d) for d in a.adapter]

@@ -69,7 +69,8 @@ def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
-def _read_texts(path: Path) -> list[str]:
+def read_texts(path: Path) -> list[str]:
+    """The ``text`` of every record of a stage's JSONL output (``masked.jsonl``, ``filled.jsonl``), in order."""
     with path.open(encoding="utf-8") as f:
         return [json.loads(line)["text"] for line in f]
 
@@ -265,7 +266,7 @@ class ExperimentRunner:
                 if other is None:
                     raise VeilError(f"method {v.name!r}: finetune.data must be mask-free or another fill method's name")
                 fdir, _ = self.fill(other, tech, masked_dir, mask_key)
-                texts = _read_texts(fdir / "filled.jsonl")
+                texts = read_texts(fdir / "filled.jsonl")
             if v.filler == "llm":  # the scorer's own objective: next-token LoRA on the corpus text
                 from veil.fill.llm_finetune import finetune_causal
 
@@ -463,12 +464,12 @@ class ExperimentRunner:
                     continue
                 if v.data == "masked":
                     if masked_texts is None:
-                        masked_texts = [lm_text_of_masked(t) for t in _read_texts(mdir / "masked.jsonl")]
+                        masked_texts = [lm_text_of_masked(t) for t in read_texts(mdir / "masked.jsonl")]
                     lm_row(tech, v, masked_texts, v.mask_loss_weight, {**mask_info, "computed": mask_computed})
                 else:
                     b = len(self.cache.computed)
                     fdir, fmeta = self.fill(v, tech, mdir, mmeta["key"])
-                    texts = _read_texts(fdir / "filled.jsonl")
+                    texts = read_texts(fdir / "filled.jsonl")
                     lm_row(tech, v, texts, v.mask_loss_weight,
                            {**mask_info, "fill_s": fmeta["seconds"], "filler_ft_s": fmeta.get("filler_ft_s", 0.0),
                             "computed": mask_computed + len(self.cache.computed) - b})
