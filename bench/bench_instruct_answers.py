@@ -51,7 +51,9 @@ def sample_inputs(masked: Path, skip: int, n: int) -> list[str]:
 
 def adapter_meta(folder: str | Path) -> dict:
     """The training summary ``finetune_instruct`` saves beside an adapter (steps, loss, seconds)."""
-    return json.loads((Path(folder) / "veil_adapter.json").read_text(encoding="utf-8"))
+    from veil.models.smollm2 import ADAPTER_META
+
+    return json.loads((Path(folder) / ADAPTER_META).read_text(encoding="utf-8"))
 
 
 def measure(model: str | None, inputs: list[str]) -> dict:
@@ -86,12 +88,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from veil.experiment.runner import read_texts  # the experiment's reader of a fill's texts
     from veil.fill.llm_instruct import finetune_instruct
+    from veil.models.smollm2 import ADAPTER_META
 
     models: list[tuple[str, str | None]] = []
     texts: list[str] | None = None
     for n in a.steps:
         out = a.work / f"steps_{n}"
-        if not (out / "veil_adapter.json").is_file():
+        if not (out / ADAPTER_META).is_file():
             texts = texts if texts is not None else read_texts(a.train)
             finetune_instruct(texts, out, seed=0, max_steps=n, learning_rate=a.lr, progress=True)
         models.append((f"LoRA {n} steps", str(out)))
