@@ -87,6 +87,12 @@ CASES = [
     ("titled_name", "Mr Z.M. Necatigil and Mrs A. Demetriades.", [("Z.M. Necatigil", "PERSON_NAME"),
                                                                 ("A. Demetriades", "PERSON_NAME")]),
     ("titled_name", "Mr said that dr who", []),
+    # codes that identify a case, an application or an account: masked whole
+    ("case_code", "application no. 18403/91, Annex E.1, Lambert (no. 2)",
+     [("18403/91", "GENERIC_ID"), ("E.1", "GENERIC_ID"), ("2", "GENERIC_ID")]),
+    ("case_code", "file 11/2345-A, case NJA 2005 p. 884, [2001] 3 WLR 206",
+     [("11/2345-A", "GENERIC_ID"), ("NJA 2005 p. 884", "GENERIC_ID"), ("[2001] 3 WLR 206", "GENERIC_ID")]),
+    ("case_code", "it cost 3.5 euros, the 1990s, no one came", []),
     # names in another script than Latin
     ("non_latin_name", "Mr שמעון פרס met Иван Петров in 北京市 and محمد.",
      [("שמעון פרס", "NON_LATIN_NAME"), ("Иван Петров", "NON_LATIN_NAME"), ("北京市", "NON_LATIN_NAME"),
