@@ -12,6 +12,8 @@ import json
 import logging
 import sys
 
+from veil.textforms import FORMS
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MASKERS = ("entity_tagger", "dlp")
@@ -33,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="map a gold entity type to an infoType tag (GOLD= for unscored); repeatable")
     p.add_argument("--group-by", metavar="KEY",
                    help="document metadata key naming each document's group (default for TAB: dataset_type)")
-    p.add_argument("--transform", choices=("none", "lower", "asr"), default="none",
+    p.add_argument("--transform", choices=FORMS, default="none",
                    help="audit the text in this form: lower-cased, or as speech recognition writes it "
                         "(gold spans remapped; see veil.textforms)")
     p.add_argument("--limit", type=int, metavar="N", help="audit only the first N gold documents")

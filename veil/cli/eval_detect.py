@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from veil.errors import VeilError
+from veil.textforms import FORMS
 
 DEFAULT_MASKERS = ("entity_tagger", "dlp")
 
@@ -26,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="masker option, e.g. entity_tagger.labels=PERSON,ORG,DATE or dlp.min_score=0.6 "
                         "(a comma makes a list; numbers and true/false are converted)")
     p.add_argument("--exclude", action="append", default=[], metavar="TERM", help="never mask this term")
-    p.add_argument("--transform", choices=("none", "lower", "asr"), default="none",
+    p.add_argument("--transform", choices=FORMS, default="none",
                    help="score the text in this form: lower-cased, or as speech recognition writes it "
                         "(gold spans remapped; see veil.textforms)")
     p.add_argument("--limit", type=int, default=None, help="score only the first N documents")
