@@ -88,3 +88,18 @@ def test_masker_options_are_checked(tiny_detector):
         NeuralTaggerMasker(model=str(tiny_detector), types="PER,NAME")
     only_loc = NeuralTaggerMasker(model=str(tiny_detector), types="LOC", threads=1)
     assert only_loc.detect("my name is mary thanks") == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text, expected", [
+    ("hi this is john smith calling about my account", ["john smith"]),
+    ("Hi, this is John Smith calling about my account.", ["John Smith"]),
+    ("yeah i spoke to maria gonzalez at acme corporation in chicago last week",
+     ["maria gonzalez", "acme corporation", "chicago"]),
+])
+def test_shipped_detector_finds_names_in_any_case(text, expected):
+    """The weights in veil/data/detector: names, organisations and places with or without capitals."""
+    spans = NeuralTaggerMasker().detect(text)
+    surfaces = [text[s.start:s.end] for s in spans]
+    for e in expected:
+        assert any(e in s or s in e and len(s) > 3 for s in surfaces), (e, surfaces)

@@ -5,10 +5,9 @@ source annotates (``known``): CoNLL-2003 marks no dates, so a date there is "not
 "not personal"; the trainer lets each example's loss speak only about the types its source knows.
 
 Held out, never trained on (the detector is scored on these): TAB's ``dev`` documents, the
-Presidio synthetic records of every third-in-ten template (``template_id % 10 < 3``, about 30%; a
-template's records share their sentence, so records are split by template), CoNLL-2003
-``eng.testa`` and WNUT-17 dev (they are separate files; only ``eng.train`` and ``wnut17train.conll``
-are read for training).
+Presidio synthetic records that ``veil.mask.gold.presidio_split`` holds out (split by template, the
+one place that split is defined), CoNLL-2003 ``eng.testa`` and WNUT-17 dev (they are separate
+files; only ``eng.train`` and ``wnut17train.conll`` are read for training).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from veil.mask.gold import GoldDocument, read_gold
+from veil.mask.gold import GoldDocument, presidio_split, read_gold
 
 #: the detector's entity types (BIO over these)
 TYPES = ("PER", "ORG", "LOC", "ADDR", "DATE", "ID", "PHONE", "EMAIL", "URL", "QUANT", "DEM", "MISC")
@@ -55,13 +54,6 @@ class Example:
     source: str
 
 
-def presidio_heldout(gd: GoldDocument) -> bool:
-    """Whether a Presidio synthetic record is held out (its template's id % 10 < 3)."""
-    tid = gd.doc.meta.get("template_id")
-    key = int(tid) if tid is not None else int(gd.doc.id)
-    return key % 10 < 3
-
-
 def tab_heldout(gd: GoldDocument) -> bool:
     return gd.doc.meta.get("dataset_type") == "dev"
 
@@ -87,8 +79,7 @@ def gold_training_set(data: Path) -> list[Example]:
     out += _examples(read_gold(data / WNUT_TRAIN, "conll"), WNUT_TYPES, "wnut")
     out += _examples([g for g in read_gold(data / TAB_FILE, "tab") if not tab_heldout(g)], TAB_TYPES, "tab",
                      tab=True)
-    out += _examples([g for g in read_gold(data / PRESIDIO_FILE, "presidio") if not presidio_heldout(g)],
-                     PRESIDIO_TYPES, "presidio")
+    out += _examples(presidio_split(read_gold(data / PRESIDIO_FILE, "presidio"))[0], PRESIDIO_TYPES, "presidio")
     return out
 
 
@@ -96,8 +87,7 @@ def heldout_sets(data: Path) -> dict[str, tuple[list[GoldDocument], str]]:
     """The evaluation sets, as gold documents with their format: never trained on."""
     return {
         "tab": ([g for g in read_gold(data / TAB_FILE, "tab") if tab_heldout(g)], "tab"),
-        "presidio_synth": ([g for g in read_gold(data / PRESIDIO_FILE, "presidio") if presidio_heldout(g)],
-                           "presidio"),
+        "presidio_synth": (presidio_split(read_gold(data / PRESIDIO_FILE, "presidio"))[1], "presidio"),
         "conll2003": (read_gold(data / CONLL_DEV, "conll"), "conll"),
         "wnut17": (read_gold(data / WNUT_DEV, "conll"), "conll"),
     }
