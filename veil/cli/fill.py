@@ -14,9 +14,16 @@ FILLERS = ("mlm", "llm", "llm-instruct")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("input", help="masked corpus, JSONL with id, text (and placeholders, style as veil mask writes)")
+    p.add_argument("input", help="masked corpus as veil mask writes it (JSONL, CSV, Parquet or txt; - = standard input)")
     p.add_argument("-o", "--output", required=True,
-                   help="filled corpus (JSONL: id, text); substitutions go to OUTPUT.substitutions.jsonl")
+                   help="filled corpus, in the input's format and field names unless its extension says otherwise "
+                        "(- = standard output); substitutions go to OUTPUT.substitutions.jsonl")
+    p.add_argument("--input-format", default=None, help="jsonl, csv, parquet, txt (default: from the extension)")
+    p.add_argument("--output-format", default=None, help="jsonl, csv, parquet, txt (default: the input's)")
+    p.add_argument("--text-field", default="text", help="field holding the masked text (default: text)")
+    p.add_argument("--id-field", default="id", help="field holding the id; '' or missing = the record number")
+    p.add_argument("--person-field", default=None, help="field holding the person id")
+    p.add_argument("--group-field", default=None, help="field holding a group id")
     p.add_argument("--filler", choices=FILLERS, default="llm",
                    help="mlm: a masked LM (BERT/RoBERTa); llm: SmolLM2 scorer (offline default); "
                         "llm-instruct: instruction-tuned SmolLM2 (default: llm)")
@@ -61,8 +68,6 @@ def build_filler(args: argparse.Namespace):
     from veil.mask.allow_list import read_word_list
     from veil.registry import create, fillers
 
-    if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
-        raise VeilError("--k, --batch-size and --chunk must be at least 1")
     if args.instruct_decode != "generate" and args.filler != "llm-instruct":
         raise VeilError("--instruct-decode applies to --filler llm-instruct only")
     kwargs = dict(model=args.model, strategy=args.strategy, k=args.k, seed=args.seed, batch_size=args.batch_size,
@@ -95,30 +100,41 @@ def build_filler(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.fill.corpus import fill_file, substitutions_path
+    from veil.io.formats import Fields
+    from veil.io.records import substitutions_path
+    from veil.pipeline import fill_corpus
 
-    if args.threads is not None:
-        if args.threads < 1:
-            raise VeilError("--threads must be at least 1")
-        import torch
+    if args.threads is not None and args.threads < 1:
+        raise VeilError("--threads must be at least 1")
+    if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
+        raise VeilError("--k, --batch-size and --chunk must be at least 1")
 
-        torch.set_num_threads(args.threads)
-    filler = build_filler(args)
+    def filler():  # built after fill_corpus has checked the input and the output: no model loads for a bad input
+        if args.threads is not None:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        return build_filler(args)
+
     settings = {k: getattr(args, k) for k in ("filler", "model", "strategy", "k", "seed", "types", "avoid",
-                                              "no_avoid", "avoid_in_top1", "avoid_proposals", "match_case", "dtype", "limit")}
+                                              "no_avoid", "avoid_in_top1", "avoid_proposals", "match_case", "dtype")}
     if args.instruct_decode != "generate":
         settings["instruct_decode"] = args.instruct_decode
     if args.strategy == "sample":
         settings["temperature"] = args.temperature
-    stats = fill_file(filler, args.input, args.output, chunk_size=args.chunk, settings=settings,
-                      overwrite=args.overwrite, limit=args.limit, progress=not args.no_progress)
-    log.info("filled %s -> %s (+ %s): %s", args.input, args.output, substitutions_path(args.output).name,
-             json.dumps(stats))
-    if args.check_types:
-        from veil.fill.corpus import iter_filled_jsonl
+    fields = Fields(text=args.text_field, id=args.id_field or None, person=args.person_field, group=args.group_field)
+    stats = fill_corpus(args.input, args.output, filler, settings=settings, fields=fields,
+                        input_format=args.input_format, output_format=args.output_format, chunk_size=args.chunk,
+                        overwrite=args.overwrite, limit=args.limit, progress=not args.no_progress)
+    log.info("filled %s -> %s (+ %s): %d documents filled now, %d fell back", args.input, args.output,
+             substitutions_path(args.output).name, stats.get("filled_now", 0),
+             len(stats.get("fallback_documents", [])))
+    log.debug("fill statistics: %s", json.dumps(stats))
+    if args.check_types and args.output != "-":
         from veil.fill.typed import entity_type_agreement
+        from veil.io.records import read_filled
 
-        report = entity_type_agreement(iter_filled_jsonl(args.output))
+        report = entity_type_agreement(read_filled(args.output, args.output_format, fields))
         if not report:
             log.info("type check: no person/place/organisation substitutes")
         for name, r in report.items():

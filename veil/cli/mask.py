@@ -22,8 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="masked corpus to write (JSONL by default: id, text, placeholders, ...)")
     p.add_argument("--masker", action="append", default=[], metavar="NAME",
                    help="allow_list, vocab_threshold, entity_tagger, dlp (repeat to combine; see `veil ls`)")
-    p.add_argument("--placeholder", choices=("mask", "typed", "numbered"), default="mask",
-                   help="[MASK] per token (paper), [LABEL], or [LABEL_N] numbered per document (default: mask)")
+    p.add_argument("--placeholder", choices=("mask", "typed", "numbered"), default="numbered",
+                   help="[LABEL_N] numbered per document (default: the fill gives substitutes of the same type), "
+                        "[LABEL], or [MASK] per token (the paper's)")
     p.add_argument("--input-format", default=None, help="txt, jsonl, csv, parquet, switchboard (default: from extension)")
     p.add_argument("--output-format", default=None, help="jsonl, txt, csv, parquet (default: from extension)")
     p.add_argument("--text-field", default="text", help="field holding the text (default: text)")
@@ -65,30 +66,20 @@ def _docs(args: argparse.Namespace, path: str):
     return islice(docs, args.limit) if args.limit else docs
 
 
-def _maskers(args: argparse.Namespace) -> list[Any]:
-    from veil.registry import maskers
-
-    names = args.masker or ["entity_tagger", "dlp"]
+def _masker_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     try:
         options = json.loads(args.masker_options) if args.masker_options else {}
     except json.JSONDecodeError as e:
         raise VeilError(f"--masker-options is not valid JSON ({e.msg} at column {e.colno})") from None
     if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
         raise VeilError('--masker-options must map masker names to option objects, e.g. {"dlp": {"min_score": 0.6}}')
-    unused = set(options) - set(names)
-    if unused:
-        raise VeilError(f"--masker-options names maskers that are not run: {', '.join(sorted(unused))}")
-    out = []
-    for name in names:
-        try:
-            cls = maskers.get(name)
-        except KeyError as e:
-            raise VeilError(str(e.args[0])) from None
-        try:
-            out.append(cls(**options.get(name, {})))
-        except TypeError as e:  # an option the masker does not take
-            raise VeilError(f"masker {name}: {e}") from None
-    return out
+    return options
+
+
+def _maskers(args: argparse.Namespace) -> list[Any]:
+    from veil.pipeline import build_engine
+
+    return build_engine(args.masker, options=_masker_options(args)).maskers
 
 
 def _exclude(args: argparse.Namespace) -> list[str]:
@@ -107,47 +98,15 @@ def _progress(args: argparse.Namespace, desc: str):
 
 
 def mask_file(args: argparse.Namespace) -> dict[str, Any]:
-    from veil.io.formats import iter_batches
-    from veil.io.output import ResumableWriter, input_fingerprint
-    from veil.io.records import masked_to_record
-    from veil.mask.engine import MaskingEngine
+    from veil.pipeline import mask_corpus
 
     src = args.inputs[0]
-    out_fmt = args.output_format or _output_format(args.output)
-    engine = MaskingEngine(_maskers(args), style=args.placeholder, exclude=_exclude(args), keep=args.keep)
-    settings = {"input": input_fingerprint(src), "maskers": args.masker, "style": args.placeholder,
-                "fields": vars(_fields(args)), "exclude": args.exclude and input_fingerprint(args.exclude),
-                "options": args.masker_options, "drop": sorted(args.drop_field), "limit": args.limit,
-                **({"keep": sorted(args.keep)} if args.keep else {})}
-    drop = frozenset(args.drop_field)
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    n_in = 0
-    with ResumableWriter(args.output, settings, fmt=out_fmt, resume=not args.no_resume) as w, \
-            _progress(args, "mask") as bar:
-        skip = w.done
-        for batch in iter_batches(_docs(args, src), args.batch_size):
-            n_in += len(batch)
-            if n_in <= skip:  # already written by an interrupted run
-                bar.update(len(batch))
-                continue
-            if n_in - len(batch) < skip:
-                batch = batch[skip - (n_in - len(batch)):]
-            w.write(masked_to_record(md, drop) for md in engine.mask(batch))
-            bar.update(len(batch))
-        n_out = w.done
-    if n_out != n_in:  # cannot happen unless a reader or the engine is broken: never hand out a short file
-        raise VeilError(f"record count mismatch: read {n_in}, wrote {n_out}")
-    log.info("masked %d documents: %s -> %s", n_in, src, args.output)
-    return {"records": n_in}
-
-
-def _output_format(path: str) -> str:
-    from veil.io.formats import detect_format
-
-    fmt = detect_format(path)
-    if fmt == "switchboard":
-        raise VeilError("Switchboard is an input format; write jsonl, txt, csv or parquet")
-    return fmt
+    return mask_corpus(src, args.output, args.masker, placeholder=args.placeholder, options=_masker_options(args),
+                       exclude=_exclude(args), keep=args.keep, fields=_fields(args), input_format=args.input_format,
+                       output_format=args.output_format,
+                       reader_options={"speakers": args.speakers} if args.speakers else None,
+                       drop=args.drop_field, batch_size=args.batch_size, limit=args.limit,
+                       overwrite=args.no_resume, progress=not args.no_progress)
 
 
 def corpus_stats(args: argparse.Namespace, path: str, maskers: list[Any], exclude: list[str]) -> dict[str, Any]:
