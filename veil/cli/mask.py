@@ -20,8 +20,9 @@ PAPER_NAMES = {"allow_list": "allowList", "vocab_threshold": "vocabThres", "enti
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus file (several with --stats only)")
     p.add_argument("-o", "--output", help="masked corpus to write (JSONL by default: id, text, placeholders, ...)")
-    p.add_argument("--masker", action="append", default=[], metavar="NAME",
-                   help="allow_list, vocab_threshold, entity_tagger, dlp (repeat to combine; see `veil ls`)")
+    p.add_argument("--masker", nargs="+", action="extend", default=None, metavar="NAME",
+                   help="maskers to combine, repeated or space-separated (see `veil ls`; default: "
+                        "veil.pipeline.DEFAULT_MASKERS)")
     p.add_argument("--placeholder", choices=("mask", "typed", "numbered"), default="numbered",
                    help="[LABEL_N] numbered per document (default: the fill gives substitutes of the same type), "
                         "[LABEL], or [MASK] per token (the paper's)")
