@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from veil.markers import MASK, MARKER_RE, STYLES, escape, find_markers, parse_marker_name, unescape  # noqa: F401  (re-exported)
+from veil.markers import (MARKER_RE, MASK, STYLES, escape, find_markers, lookalike_spans,  # noqa: F401  (re-exported)
+                          parse_marker_name, unescape)
 from veil.textutil import normalise_surface
 from veil.types import Document, MaskedDocument, Placeholder, Span
 
