@@ -313,9 +313,9 @@ def mask_corpus(input: str | Path, output: str | Path, maskers: Sequence[str] | 
     fields = fields or Fields()
     drop = frozenset(drop)
     exclude, keep = list(exclude), list(keep)
+    check_output_path(output, [input])
     fmt = _input_format(input, input_format)
     out_fmt = _output_format(output, output_format, "jsonl")
-    check_output_path(output, [input])
     with _input_file(input) as src:
         summary = check_input(src, fmt, fields, limit, RESERVED_FIELDS, drop)
         if engine is None:
@@ -365,9 +365,9 @@ def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings:
     if chunk_size < 1:
         raise VeilError("the chunk size must be at least 1")
     fields = fields or Fields()
+    check_output_path(output, [input])
     fmt = _input_format(input, input_format)
     out_fmt = _output_format(output, output_format, fmt)
-    check_output_path(output, [input])
     with _input_file(input) as src:
         summary = check_input(src, fmt, fields, limit, masked=True)
         run_settings = {**dict(settings or {}), "input": summary.fingerprint, "fields": vars(fields),

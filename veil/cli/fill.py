@@ -10,23 +10,20 @@ from veil.errors import VeilError
 
 log = logging.getLogger(__name__)
 
-FILLERS = ("mlm", "llm", "llm-instruct")
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from veil.cli.common import add_fields
+    from veil.pipeline import DEFAULT_FILLER
+    from veil.registry import fillers
+
     p.add_argument("input", help="masked corpus as veil mask writes it (JSONL, CSV, Parquet or txt; - = standard input)")
     p.add_argument("-o", "--output", required=True,
                    help="filled corpus, in the input's format and field names unless its extension says otherwise "
                         "(- = standard output); substitutions go to OUTPUT.substitutions.jsonl")
-    p.add_argument("--input-format", default=None, help="jsonl, csv, parquet, txt (default: from the extension)")
+    p.add_argument("--format", "--input-format", dest="input_format", default=None,
+                   help="input format: jsonl, csv, parquet, txt (default: from the extension)")
     p.add_argument("--output-format", default=None, help="jsonl, csv, parquet, txt (default: the input's)")
-    p.add_argument("--text-field", default="text", help="field holding the masked text (default: text)")
-    p.add_argument("--id-field", default="id", help="field holding the id; '' or missing = the record number")
-    p.add_argument("--person-field", default=None, help="field holding the person id")
-    p.add_argument("--group-field", default=None, help="field holding a group id")
-    p.add_argument("--filler", choices=FILLERS, default="llm",
-                   help="mlm: a masked LM (BERT/RoBERTa); llm: SmolLM2 scorer (offline default); "
-                        "llm-instruct: instruction-tuned SmolLM2 (default: llm)")
+    add_fields(p)
     p.add_argument("--model", default=None,
                    help="hub name or local folder (e.g. from veil finetune); default: the filler's offline model")
     p.add_argument("--strategy", choices=("top1", "topk", "sample"), default="top1",
@@ -43,9 +40,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--types", choices=("auto", "on", "off"), default="auto",
                    help="typed substitutes: auto = for typed/numbered placeholders, on = also for [MASK] "
                         "markers with a recorded label, off = plain words everywhere")
-    p.add_argument("--avoid", action="append", default=[], metavar="TECHNIQUE=FILE",
+    p.add_argument("--avoid", nargs="+", action="extend", default=[], metavar="TECHNIQUE=FILE",
                    help="Top-K keeps substitutes off this word list for spans masked by TECHNIQUE "
-                        "(default: the allow_list / vocab_threshold maskers' default lists); repeatable")
+                        "(default: the allow_list / vocab_threshold maskers' default lists); repeated or "
+                        "space-separated")
     p.add_argument("--no-avoid", action="store_true", help="no avoid-lists at all")
     p.add_argument("--avoid-in-top1", action="store_true", help="apply the avoid-lists to Top-1 too")
     p.add_argument("--avoid-proposals", action="store_true",
@@ -61,12 +59,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overwrite", action="store_true", help="start again even if OUTPUT or an unfinished run exists")
     p.add_argument("--check-types", action="store_true",
                    help="report the share of person/place/organisation substitutes spaCy tags with the same type")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def build_filler(args: argparse.Namespace):
     from veil.mask.allow_list import read_word_list
-    from veil.registry import create, fillers
 
     if args.instruct_decode != "generate" and args.filler != "llm-instruct":
         raise VeilError("--instruct-decode applies to --filler llm-instruct only")
@@ -93,14 +89,13 @@ def build_filler(args: argparse.Namespace):
         for tech in AVOID_TECHNIQUES:  # techniques not named keep their default list
             avoid.setdefault(tech, _default_avoid(tech))
         kwargs["avoid"] = avoid
-    try:
-        return create(fillers, args.filler, **kwargs)
-    except (ImportError, AttributeError) as e:
-        raise VeilError(f"filler {args.filler!r} is not available: {e}") from None
+    from veil.pipeline import build_filler
+
+    return build_filler(args.filler, **kwargs)
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.io.formats import Fields
+    from veil.cli.common import fields_of, progress_of
     from veil.io.records import substitutions_path
     from veil.pipeline import fill_corpus
 
@@ -122,10 +117,10 @@ def run(args: argparse.Namespace) -> int:
         settings["instruct_decode"] = args.instruct_decode
     if args.strategy == "sample":
         settings["temperature"] = args.temperature
-    fields = Fields(text=args.text_field, id=args.id_field or None, person=args.person_field, group=args.group_field)
+    fields = fields_of(args)
     stats = fill_corpus(args.input, args.output, filler, settings=settings, fields=fields,
                         input_format=args.input_format, output_format=args.output_format, chunk_size=args.chunk,
-                        overwrite=args.overwrite, limit=args.limit, progress=not args.no_progress)
+                        overwrite=args.overwrite, limit=args.limit, progress=progress_of(args))
     log.info("filled %s -> %s (+ %s): %d documents filled now, %d fell back", args.input, args.output,
              substitutions_path(args.output).name, stats.get("filled_now", 0),
              len(stats.get("fallback_documents", [])))

@@ -11,10 +11,16 @@ from veil.errors import VeilError
 log = logging.getLogger(__name__)
 
 
+#: the fillers `veil finetune` knows how to train; other registered fillers are refused at run time, by name
+FINETUNABLE = ("mlm", "llm-instruct")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from veil.registry import fillers
+
     p.add_argument("input", help="masked corpus (JSONL as veil mask writes it); training text comes from it only")
     p.add_argument("-o", "--output", required=True, help="output folder; load it with veil fill --model OUTPUT")
-    p.add_argument("--filler", choices=("mlm", "llm-instruct"), default="mlm",
+    p.add_argument("--filler", choices=fillers.names(), default="mlm",
                    help="mlm: masked-LM fine-tuning; llm-instruct: LoRA on instruction prompts (default mlm)")
     p.add_argument("--model", default=None, help="the model to start from (hub name or folder; default: the filler's)")
     p.add_argument("--data", choices=("mask-free", "top1", "topk"), default="mask-free",
@@ -35,7 +41,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--limit", type=int, default=None, help="use only the first N documents")
     p.add_argument("--device", default=None, help="cpu or cuda (default: a GPU when present)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _training_texts_from_filled(path: str, limit: int | None) -> list[str]:
@@ -59,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         raise VeilError("--rounds and --batch-size must be at least 1")
     if args.filled and args.rounds > 1:
         raise VeilError("--filled gives one round of training text; drop --rounds or --filled")
+    if args.filler not in FINETUNABLE:
+        raise VeilError(f"veil finetune cannot train filler {args.filler!r} (it trains {', '.join(FINETUNABLE)})")
     progress = not args.no_progress
     if args.filler == "llm-instruct":
         return _run_instruct(args, progress)

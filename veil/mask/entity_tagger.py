@@ -15,11 +15,8 @@ occurrence of a common English word is not taken for the entity ("us" for "US", 
 from __future__ import annotations
 
 import re
-<<<<<<< HEAD
 from contextlib import contextmanager
-=======
 from dataclasses import dataclass
->>>>>>> main
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
