@@ -162,9 +162,9 @@ def test_csv_in_other_formats_out(tmp_path, out_name):
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["--masker-options", "{nope"], "--masker-options is not valid JSON"),
-    (["--masker-options", '{"capitalised": {"colour": 1}}'], "masker capitalised:"),
-    (["--masker-options", '{"dlp": {}}'], "maskers that are not run: dlp"),
+    (["--set", "nope"], "--set 'nope': expected NAME.OPTION=VALUE"),
+    (["--set", "capitalised.colour=1"], "masker capitalised:"),
+    (["--set", "dlp.min_score=0.5"], "'dlp' is not among the components run"),
     (["--input-format", "docx"], "unknown corpus format 'docx'"),
     (["--text-field", "body"], "in.jsonl:1: missing text field 'body'"),
     (["--batch-size", "0"], "--batch-size must be at least 1"),

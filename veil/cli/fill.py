@@ -1,4 +1,4 @@
-"""Fill stage command: ``veil fill INPUT -o OUTPUT --filler {mlm,llm,llm-instruct} --strategy {top1,topk,sample}``."""
+"""Fill stage command: ``veil fill INPUT -o OUTPUT --filler NAME --strategy {top1,topk,sample}``."""
 
 from __future__ import annotations
 
@@ -24,6 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="input format: jsonl, csv, parquet, txt (default: from the extension)")
     p.add_argument("--output-format", default=None, help="jsonl, csv, parquet, txt (default: the input's)")
     add_fields(p)
+    p.add_argument("--filler", choices=fillers.names(), default=DEFAULT_FILLER,
+                   help="a registered filler (see `veil ls`): mlm: a masked LM (BERT/RoBERTa); llm: SmolLM2 scorer "
+                        f"(offline); llm-instruct: instruction-tuned SmolLM2 (default: {DEFAULT_FILLER})")
     p.add_argument("--model", default=None,
                    help="hub name or local folder (e.g. from veil finetune); default: the filler's offline model")
     p.add_argument("--strategy", choices=("top1", "topk", "sample"), default="top1",
