@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from veil.errors import VeilError
+from veil.textforms import FORMS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,6 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_set(p)
     p.add_argument("--exclude", nargs="+", action="extend", default=[], metavar="TERM",
                    help="never mask these terms (repeated or space-separated)")
+    p.add_argument("--transform", choices=FORMS, default="none",
+                   help="score the text in this form: lower-cased, or as speech recognition writes it "
+                        "(gold spans remapped; see veil.textforms)")
     p.add_argument("--limit", type=int, default=None, help="score only the first N documents")
     p.add_argument("--show-missed", type=int, default=0, metavar="N",
                    help="also print up to N gold mentions left unmasked, with masked context")
@@ -35,7 +39,8 @@ def _fmt(x: float | None) -> str:
 
 
 def print_table(result: dict[str, Any], maskers: list[str], n_docs: int, seconds: float) -> None:
-    print(f"maskers: {' + '.join(maskers)}   documents: {n_docs}   time: {seconds:.1f}s")
+    print(f"maskers: {' + '.join(maskers)}   documents: {n_docs}   text form: {result.get('transform', 'none')}   "
+          f"time: {seconds:.1f}s")
     if "DIRECT" in result:
         print(f"{'identifiers':<12} {'mention':>7} {'token':>7} {'entity':>7} {'mentions':>9} {'entities':>9}")
         for t in ("DIRECT", "QUASI"):
@@ -60,17 +65,20 @@ def run(args: argparse.Namespace) -> int:
     from veil.mask.evaluate import evaluate, missed_mentions
     from veil.mask.gold import read_gold
     from veil.pipeline import build_engine
+    from veil.textforms import transform_documents
 
     maskers = maskers_of(args)
     options = parse_options(args.set, maskers)
     golds = read_gold(args.gold, args.format)
     if args.limit is not None:
         golds = golds[: max(0, args.limit)]
+    golds = transform_documents(golds, args.transform)
     engine = build_engine(maskers, options=options, exclude=args.exclude)
     t0 = time.perf_counter()
     detected = engine.detect([g.doc for g in golds])
     seconds = time.perf_counter() - t0
     result = evaluate(golds, detected, args.format)
+    result["transform"] = args.transform
     if args.json:
         out = {k: v for k, v in result.items()}
         out["maskers"] = maskers
