@@ -1,4 +1,4 @@
-"""Train stage command: ``veil train-detector --data ../shared/data --out DIR`` fine-tunes the neural entity detector."""
+"""Train stage command: ``veil train-detector --data ../shared/data -o DIR`` fine-tunes the neural entity detector."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True,
                    help="the shared data folder (conll2003/, wnut17/, tab/, presidio_synth/); held-out "
                         "parts are never read for training")
-    p.add_argument("--out", required=True, help="output folder (detector.safetensors + detector.json); "
+    p.add_argument("-o", "--output", "--out", dest="out", required=True, help="output folder (detector.safetensors + detector.json); "
                                                 "load it with --masker neural_tagger and model=OUT")
     p.add_argument("--progress", default=None, help="append one progress line per log interval to this file")
     defaults = DetectorTrainConfig()
