@@ -15,6 +15,7 @@ Nothing here imports torch or spaCy at module level.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 import sys
@@ -188,6 +189,7 @@ class InputSummary:
     records: int
     fingerprint: dict[str, Any]
     fields: list[str] = field(default_factory=list)
+    with_markers: int = 0  # records whose text holds placeholder-like text ([MASK], [PERSON_NAME_1])
 
 
 def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = None,
@@ -206,16 +208,20 @@ def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = 
 
         n = sum(1 for _ in islice(read_documents(path, fmt, fields), limit))
         return InputSummary(str(path), fmt, n, input_fingerprint(path))
-    seen: dict[str, int] = {}
+    # 8-byte digests, not the ids: ~60 bytes a record while checking, freed before any model loads
+    seen: set[int] = set()
     names: dict[str, None] = {}
-    n = 0
+    from veil.markers import MARKER_RE
+
+    n = with_markers = 0
     for number, (line, rec) in enumerate(islice(iter_records(path, fmt), limit), 1):
         if masked:
             from veil.io.records import record_to_masked
 
             record_to_masked(rec, fields, path, line, number)
         else:
-            text_of(rec, fields, path, line)
+            text = text_of(rec, fields, path, line)
+            with_markers += "[" in text and MARKER_RE.search(text) is not None
         for k in rec:
             if k not in names:
                 names[k] = None
@@ -228,15 +234,19 @@ def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = 
                         f"input field {k!r} would be overwritten by veil's output field of that name; rename it "
                         f"in the input or leave it out with --drop-field {k}"))
         doc_id = id_of(rec, fields, number)
-        if doc_id in seen:
-            raise InputError(str(path), line, f"id {doc_id!r} is the id of record {seen[doc_id]} too (ids are "
-                             "compared as text: 1 and \"1\" are the same); make ids unique, or pass --id-field '' "
-                             "to number the records")
-        seen[doc_id] = number
+        digest = int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+        if digest in seen:
+            first = next((i for i, (_, r) in enumerate(iter_records(path, fmt), 1)
+                          if i < number and id_of(r, fields, i) == doc_id), None)
+            if first is not None:  # (else two ids that share a digest: not a duplicate)
+                raise InputError(str(path), line, f"id {doc_id!r} is the id of record {first} too (ids are "
+                                 "compared as text: 1 and \"1\" are the same); make ids unique, or pass "
+                                 "--id-field '' to number the records")
+        seen.add(digest)
         n = number
     if n == 0:
         raise InputError(str(path), None, "no records to read")
-    return InputSummary(str(path), fmt, n, input_fingerprint(path), list(names))
+    return InputSummary(str(path), fmt, n, input_fingerprint(path), list(names), with_markers)
 
 
 @contextmanager
@@ -318,6 +328,11 @@ def mask_corpus(input: str | Path, output: str | Path, maskers: Sequence[str] | 
     out_fmt = _output_format(output, output_format, "jsonl")
     with _input_file(input) as src:
         summary = check_input(src, fmt, fields, limit, RESERVED_FIELDS, drop)
+        if summary.with_markers:  # e.g. a masked text file masked again: say so, never silently
+            log.warning("%s: %d of %d records hold placeholder-like text ([MASK], [PERSON_NAME_1], ...); it is kept "
+                        "as the user's text (escaped as [\\MASK] in the output, restored verbatim by veil fill). "
+                        "If this is veil mask output, mask the original corpus instead", input,
+                        summary.with_markers, summary.records)
         if engine is None:
             run_settings = {"maskers": list(maskers or DEFAULT_MASKERS), "style": placeholder,
                             "options": options or {}, "exclude": sorted(exclude), "keep": sorted(keep)}

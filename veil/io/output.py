@@ -212,7 +212,8 @@ class ResumableWriter:
                          "(--overwrite writes it again)", self.path)
                 return
             if not self.overwrite:
-                why = ("was written from another input or with other settings" if recorded
+                why = ("has lost its substitutions file" if recorded == self.hash
+                       else "was written from another input or with other settings" if recorded
                        else "was not written by veil (no OUTPUT.veil.json beside it)")
                 raise VeilError(f"output {self.path} exists and {why}; pass --overwrite to replace it, "
                                 "or choose another -o")

@@ -15,9 +15,11 @@ occurrence of a common English word is not taken for the entity ("us" for "US", 
 from __future__ import annotations
 
 import re
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from veil.errors import VeilError
@@ -75,10 +77,47 @@ def _without_presidio_factories() -> Iterator[None]:
         del reg._get_entry_points  # the class's method again
 
 
+def _uses_torch(model: str) -> bool:
+    """Whether a pipeline's config names PyTorch or transformer layers (unknown: assume it does)."""
+    from importlib.util import find_spec
+
+    path = Path(model)
+    if path.is_dir():
+        configs = [path / "config.cfg"]
+    else:
+        spec = find_spec(model) if model.isidentifier() else None
+        if spec is None or not spec.submodule_search_locations:
+            return True
+        root = Path(next(iter(spec.submodule_search_locations)))
+        configs = [root / "config.cfg", *root.glob("*/config.cfg")]
+    text = " ".join(c.read_text(encoding="utf-8", errors="ignore") for c in configs if c.is_file()).lower()
+    return not text or "torch" in text or "transformer" in text
+
+
+def _import_spacy(model: str) -> Any:
+    """``import spacy``, without torch for a pipeline that does not use it.
+
+    thinc (under spaCy) imports torch if it can, only to offer PyTorch layers: ~1.5 s of CPU per
+    start, more than the rest of `veil mask` on a small file. A CNN pipeline such as the default
+    never uses them, so torch is hidden while thinc is imported (thinc then offers no PyTorch
+    layers in this process); torch itself stays importable for everything else.
+    """
+    if "spacy" in sys.modules or "torch" in sys.modules or _uses_torch(model):
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]  (makes `import torch` fail inside thinc)
+    try:
+        import spacy
+    finally:
+        del sys.modules["torch"]
+    return spacy
+
+
 @lru_cache(maxsize=4)
 def load_ner(model: str = DEFAULT_MODEL) -> Any:
     """A spaCy pipeline with only ``ner`` enabled; loaded once per process and model name."""
-    import spacy  # lazy: importing veil.mask must not import spaCy
+    spacy = _import_spacy(model)  # lazy: importing veil.mask must not import spaCy
 
     try:
         with _without_presidio_factories():
