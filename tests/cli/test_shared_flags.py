@@ -123,7 +123,8 @@ def test_repeated_and_space_separated_maskers_mean_the_same(tmp_path, capsys, co
     b_argv, b_out = RUNS[command](tmp_path, "b")
     a = _result(capsys, a_argv + ["--masker", "names", "--masker", "digits"], a_out)
     b = _result(capsys, b_argv + ["--masker", "names", "digits"], b_out)
-    only_last = _result(capsys, RUNS[command](tmp_path, "d")[0] + ["--masker", "digits"], RUNS[command](tmp_path, "d")[1])
+    d_argv, d_out = RUNS[command](tmp_path, "d")
+    only_last = _result(capsys, d_argv + ["--masker", "digits"], d_out)
     assert a == b
     assert a != only_last  # both maskers ran, not just the last one given
 
