@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the shared data folder (conll2003/, wnut17/, tab/, presidio_synth/); held-out "
                         "parts are never read for training")
     p.add_argument("-o", "--output", "--out", dest="out", required=True, help="output folder (detector.safetensors + detector.json); "
-                                                "load it with --masker neural_tagger and model=OUT")
+                                                "use it with --masker neural_tagger --set neural_tagger.model=OUT")
     p.add_argument("--progress", default=None, help="append one progress line per log interval to this file")
     defaults = DetectorTrainConfig()
     for f in fields(DetectorTrainConfig):

@@ -69,7 +69,9 @@ def encoder_dir() -> Path:
 def load_tokenizer(path: Path | None = None) -> Any:
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(path or encoder_dir()))
+    tok = AutoTokenizer.from_pretrained(str(path or encoder_dir()))
+    tok.model_max_length = 1 << 30  # texts are cut into windows after tokenising: no "too long" warning
+    return tok
 
 
 def embedding_fingerprint(weight: Any) -> str:
