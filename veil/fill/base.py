@@ -33,7 +33,7 @@ import logging
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Mapping, Sequence
 
 from veil.errors import VeilError
@@ -88,6 +88,7 @@ class Slot:
     label: str
     key: str
     techniques: frozenset[str]
+    shape: str | None = None  # the masked value's format (veil.shapes), for shape-keeping typed fills
 
 
 @dataclass
@@ -135,7 +136,7 @@ def document_slots(doc: MaskedDocument, merge_masks: bool = True) -> list[Slot]:
                              prev.key + "+" + ph.key, prev.techniques | {ph.technique})
             continue
         slots.append(Slot(len(slots), ph.start, ph.end, text[ph.start:ph.end], ph.label, ph.key,
-                          frozenset({ph.technique})))
+                          frozenset({ph.technique}), ph.shape))
     return slots
 
 
@@ -276,11 +277,19 @@ class CandidateFiller(Filler):
             self._apply(st, slot, st.assigned[slot.key])
             return True
         if self._kind(st, slot) == "format":
-            value = typed.fake_value(slot.label, st.rng)
-            self.stats["faker"] += 1
-            self._assign(st, slot, value)
+            self._assign(st, slot, self._format_value(st, slot))
             return True
         return False
+
+    def _format_value(self, st: _DocState, slot: Slot) -> str:
+        """A generated value of the slot's type and shape, unlike the document's other keys of that type."""
+        taken = st.used.get(slot.label, ())
+        for _ in range(self.faker_tries):
+            value = typed.fake_value(slot.label, st.rng, slot.shape)
+            if value not in taken and not _forges_marker(st.text, slot.start, slot.end, value):
+                break
+        self.stats["faker"] += 1
+        return value
 
     def _wanted(self, st: _DocState, slot: Slot) -> int:
         n = self.k if (self.strategy in strategies.K_STRATEGIES or self.avoid_in_top1) else 1
@@ -391,14 +400,15 @@ class CandidateFiller(Filler):
         pos = shift = 0
         for s in st.slots:
             if s is slot or s.key == slot.key:
+                # the same entity written another way ("Maria" / "maria"): the same value, its case
+                v = value if s is slot or s.shape == slot.shape else typed.restyle(value, s.shape)
                 parts.append(st.text[pos:s.start])
-                parts.append(value)
+                parts.append(v)
                 pos = s.end
-                st.values[s.index] = value
-                shift += len(value) - (s.end - s.start)
+                st.values[s.index] = v
+                shift += len(v) - (s.end - s.start)
             else:
-                remaining.append(Slot(s.index, s.start + shift, s.end + shift, s.marker, s.label, s.key,
-                                      s.techniques) if shift else s)
+                remaining.append(replace(s, start=s.start + shift, end=s.end + shift) if shift else s)
         parts.append(st.text[pos:])
         st.text = "".join(parts)
         st.slots = remaining
