@@ -168,6 +168,8 @@ class ExperimentRunner:
         self.techniques = {t: o for t, o in spec.techniques.items() if not only_techniques or t in only_techniques}
         self._rank_memos: dict[str, dict[Any, Any]] = {}
         self._rank_saved: dict[str, int] = {}  # memo key -> entries on disk
+        self._masked_files: dict[str, Path] = {}  # technique -> masked corpus (the report's examples)
+        self._filled_files: dict[tuple[str, str], Path] = {}  # (technique, method) -> filled corpus
 
     # ------------------------------------------------------------------ stages
     def corpus(self, which: str, c: CorpusSpec) -> tuple[list[Any], str]:
@@ -458,6 +460,7 @@ class ExperimentRunner:
             mdir, mmeta = self.mask(tech, opts, train_docs, train_h)
             mask_info = {"masked_share": mmeta["info"]["masked_share"], "mask_s": mmeta["seconds"]}
             mask_computed = len(self.cache.computed) - before
+            self._masked_files[tech] = mdir / "masked.jsonl"
             masked_texts = None
             for v in self.variants:
                 if v.data in ("original", "none"):
@@ -469,19 +472,26 @@ class ExperimentRunner:
                 else:
                     b = len(self.cache.computed)
                     fdir, fmeta = self.fill(v, tech, mdir, mmeta["key"])
+                    self._filled_files[(tech, v.name)] = fdir / "filled.jsonl"
                     texts = read_texts(fdir / "filled.jsonl")
                     lm_row(tech, v, texts, v.mask_loss_weight,
                            {**mask_info, "fill_s": fmeta["seconds"], "filler_ft_s": fmeta.get("filler_ft_s", 0.0),
                             "computed": mask_computed + len(self.cache.computed) - b})
                 mask_computed = 0
-        self._write(rows, final=True)
+        examples = None
+        if spec.report_examples:
+            from veil.report.examples import collect_examples
+
+            examples = collect_examples(train_docs, self._masked_files, self._filled_files, spec.report_examples)
+        self._write(rows, final=True, examples=examples)
         return rows
 
-    def _write(self, rows: list[dict[str, Any]], final: bool = False) -> None:
+    def _write(self, rows: list[dict[str, Any]], final: bool = False,
+               examples: list[dict[str, Any]] | None = None) -> None:
         from veil.report import write_results
 
         write_results(rows, self.out, self.spec, html=final, methods=[v.name for v in self.variants],
-                      techniques=list(self.techniques))
+                      techniques=list(self.techniques), examples=examples)
 
 
 def run_experiment(path: str | Path, out: str | Path, progress: bool = True, **kwargs: Any) -> list[dict[str, Any]]:
