@@ -247,36 +247,23 @@ class ExperimentRunner:
 
         def work(tmp: Path) -> dict[str, Any]:
             from veil.fill.corpus import read_masked_jsonl
+            from veil.registry import fillers
 
+            filler = fillers.get(v.filler)
             docs = read_masked_jsonl(masked_dir / "masked.jsonl")
-            out = tmp / "model"
-            if v.filler == "mlm":
-                from veil.fill.finetune import finetune_rounds
-
-                summ = finetune_rounds(docs, out, model=v.model, data=ft.pop("data", "topk"),
-                                       rounds=int(ft.pop("rounds", 1)), k=v.k, seed=self.spec.seed,
-                                       progress=self.progress)
-                return {"rounds": summ}
-            from veil.fill.finetune import mask_free_texts
-            from veil.fill.llm_instruct import finetune_instruct
-
-            data = ft.pop("data", "mask-free")
-            if data == "mask-free":
-                texts = mask_free_texts(docs)
-            else:  # train on the output of another fill method of this technique
+            opts = dict(ft)  # the training options; ``ft`` itself is part of the stage's settings
+            data = opts.pop("data", filler.finetune_default_data)
+            texts = None
+            if data not in filler.finetune_data:  # train on the output of another fill method of this technique
                 other = next((o for o in self.spec.variants if o.name == data and o.data == "filled"), None)
                 if other is None:
-                    raise VeilError(f"method {v.name!r}: finetune.data must be mask-free or another fill method's name")
+                    raise VeilError(f"method {v.name!r}: finetune.data must be one of "
+                                    f"{', '.join(filler.finetune_data)} or another fill method's name")
                 fdir, _ = self.fill(other, tech, masked_dir, mask_key)
                 texts = read_texts(fdir / "filled.jsonl")
-            if v.filler == "llm":  # the scorer's own objective: next-token LoRA on the corpus text
-                from veil.fill.llm_finetune import finetune_causal
-
-                info = finetune_causal(texts, out, model=v.model, seed=self.spec.seed, progress=self.progress, **ft)
-            else:  # llm-instruct: the paper's "Predict the [MASK] tokens" prompts
-                info = finetune_instruct(texts, out, model=v.model, seed=self.spec.seed, progress=self.progress,
-                                         **ft)
-            return {"texts": len(texts), **(info or {})}
+            return filler.finetune(docs, tmp / "model", texts=texts, data=data, model=v.model,
+                                   rounds=int(opts.pop("rounds", 1)), k=v.k, seed=self.spec.seed,
+                                   progress=self.progress, **opts)
 
         return self.cache.run("filler_ft", stable_hash(settings), settings, work)
 

@@ -34,7 +34,8 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import AbstractSet, Mapping, Sequence
+from pathlib import Path
+from typing import AbstractSet, Any, Mapping, Sequence
 
 from veil.errors import VeilError
 from veil.fill import strategies
@@ -59,6 +60,28 @@ class Filler:
     """
 
     name: str = "filler"
+    #: ``data`` values :meth:`finetune` turns into training text itself; for any other the caller
+    #: passes ``texts`` (the experiment runner: another method's fill; ``veil finetune``: ``--filled``)
+    finetune_data: tuple[str, ...] = ()
+    #: what the experiment runner trains on when a method's ``finetune`` names no ``data``
+    finetune_default_data: str = "mask-free"
+    #: the filler whose Top-1 / Top-K fill ``veil finetune --data top1|topk`` trains on when
+    #: :meth:`finetune` does not build it itself (None: this filler)
+    finetune_fill_filler: str | None = None
+
+    @classmethod
+    def finetune(cls, docs: Sequence[MaskedDocument], output_dir: str | Path, *, texts: Sequence[str] | None = None,
+                 data: str = "mask-free", model: str | None = None, rounds: int = 1, k: int = 10, seed: int = 0,
+                 progress: bool = True, **options: Any) -> dict[str, Any]:
+        """Fine-tune this filler's model for a masked corpus into ``output_dir`` (then fill with
+        ``model=output_dir``); returns a summary. The one hook the experiment runner and
+        ``veil finetune`` call: a filler that can learn implements it, and nothing else changes.
+
+        Training text: ``texts`` when given, else what ``data`` names (``mask-free``: the documents
+        without placeholders; a filler may know more, see :attr:`finetune_data`). ``options`` are the
+        filler's training settings (``epochs``, ``max_steps``, ``batch_size``, ``lr``, ...): an
+        option the filler does not know is an error."""
+        raise VeilError(f"the {cls.name} filler cannot be fine-tuned")
 
     def fill(self, docs: Sequence[MaskedDocument]) -> list[FilledDocument]:
         for d in docs:
@@ -69,6 +92,26 @@ class Filler:
 
     def _fill(self, docs: Sequence[MaskedDocument]) -> list[FilledDocument]:
         raise NotImplementedError
+
+
+def finetune_texts(name: str, docs: Sequence[MaskedDocument], data: str, texts: Sequence[str] | None,
+                   rounds: int) -> list[str]:
+    """The training text of a one-round fine-tuning hook: ``texts``, or the mask-free documents."""
+    if rounds != 1:
+        raise VeilError(f"{name} fine-tuning runs one round; drop rounds")
+    if texts is not None:
+        return list(texts)
+    if data != "mask-free":
+        raise VeilError(f"the {name} filler trains on mask-free documents or on given texts, not {data!r}")
+    from veil.fill.finetune import mask_free_texts
+
+    return mask_free_texts(docs)
+
+
+def lora_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The CLI's training-option names (``lr``, ``max_length``) as the LoRA recipes call them."""
+    names = {"lr": "learning_rate", "max_length": "max_tokens"}
+    return {names.get(k, k): v for k, v in options.items()}
 
 
 def doc_rng(seed: int, doc_id: str) -> random.Random:
