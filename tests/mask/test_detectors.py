@@ -87,6 +87,11 @@ CASES = [
     ("titled_name", "Mr Z.M. Necatigil and Mrs A. Demetriades.", [("Z.M. Necatigil", "PERSON_NAME"),
                                                                 ("A. Demetriades", "PERSON_NAME")]),
     ("titled_name", "Mr said that dr who", []),
+    # names in another script than Latin
+    ("non_latin_name", "Mr שמעון פרס met Иван Петров in 北京市 and محمد.",
+     [("שמעון פרס", "NON_LATIN_NAME"), ("Иван Петров", "NON_LATIN_NAME"), ("北京市", "NON_LATIN_NAME"),
+      ("محمد", "NON_LATIN_NAME")]),
+    ("non_latin_name", "Oğuz Köseoğlu, Zoë and naïve café, 5 µm", []),
 ]
 
 

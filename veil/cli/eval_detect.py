@@ -80,7 +80,8 @@ def print_table(result: dict[str, Any], maskers: list[str], n_docs: int, seconds
     for k, r in result["per_type"].items():
         print(f"{k:<20} {_fmt(r['mention_recall']):>7} {_fmt(r['token_recall']):>7} {r['mentions']:>9}")
     print(f"\nmasked token share: {result['masked_token_share']:.3f} "
-          f"({result['masked_words']} of {result['words']} words)")
+          f"({result['masked_words']} of {result['words']} words); "
+          f"precision: {_fmt(result['precision']).strip()} (share of masked words inside gold mentions)")
 
 
 def run(args: argparse.Namespace) -> int:

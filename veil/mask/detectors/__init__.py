@@ -7,8 +7,8 @@ from veil.mask.detectors.contact import EmailDetector, IpAddressDetector, PhoneD
 from veil.mask.detectors.numbers import (AgeDetector, CreditCardDetector, DateDetector, DurationDetector,
                                          MoneyDetector, NumberDetector, QuantityDetector,
                                          StreetAddressDetector, UsSsnDetector)
-from veil.mask.detectors.words import (DictionaryDetector, SpelledWordDetector, TitledNameDetector,
-                                       UsernameDetector)
+from veil.mask.detectors.words import (DictionaryDetector, NonLatinNameDetector, SpelledWordDetector,
+                                       TitledNameDetector, UsernameDetector)
 
 #: detector name -> class; the DLP masker runs DEFAULT_DETECTORS unless told otherwise
 DETECTORS: dict[str, type[Detector]] = {
@@ -28,6 +28,7 @@ DETECTORS: dict[str, type[Detector]] = {
     "spelled_word": SpelledWordDetector,
     "username": UsernameDetector,
     "titled_name": TitledNameDetector,
+    "non_latin_name": NonLatinNameDetector,
 }
 DEFAULT_DETECTORS = tuple(DETECTORS)
 
