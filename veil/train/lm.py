@@ -1,6 +1,8 @@
 """Train / evaluate stage: a small GPT-2-style downstream LM, pre-training, fine-tuning, perplexity per word.
 
-The model is ``transformers.GPT2LMHeadModel`` built from a config (no weights downloaded) over a
+The model is built from a config (no weights downloaded) by the architecture registered in
+``veil.registry.downstream_lms`` (default ``gpt2``: ``GPT2LMHeadModel``), saved with ``save_pretrained``
+and loaded back through ``AutoModelForCausalLM``, so any causal LM architecture works; over a
 byte-level BPE (default) or word-level vocabulary (:mod:`veil.train.tokenizer`). Text is one stream of sentences separated by
 ``<eos>``, cut into blocks of ``context`` tokens that overlap by one token, so every token but the
 first is predicted exactly once. Fine-tuning can give zero loss weight to positions whose *target*
@@ -252,6 +254,7 @@ def save(model: Any, vocab: WordVocab | BPEVocab, out: Path, info: dict[str, Any
 
 
 def load(path: Path) -> tuple[Any, WordVocab | BPEVocab]:
-    from transformers import GPT2LMHeadModel
+    """A saved downstream LM of any registered architecture (its config names the class) and its vocabulary."""
+    from transformers import AutoModelForCausalLM
 
-    return GPT2LMHeadModel.from_pretrained(path), load_vocab(path)
+    return AutoModelForCausalLM.from_pretrained(path), load_vocab(path)
