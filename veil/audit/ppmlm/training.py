@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Iterator
 
 from veil.audit.ppmlm.methods import Chunk, Method, TrainConfig
 from veil.audit.ppmlm.sequences import choose_targets, masked_example
@@ -57,8 +57,9 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
     """Fine-tune ``model`` in place; returns training statistics (losses, steps, DP epsilon)."""
     import torch
     from torch.utils.data import DataLoader
-    from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
+
+    from veil.train.loop import optimise
 
     from veil.models.minilm import masked_positions_loss
 
@@ -89,29 +90,24 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
                        "unit": "sequence (sample-level DP, not person-level)"}
     steps = cfg.epochs * len(loader)
     sched = get_linear_schedule_with_warmup(opt, 0, max(1, steps))
-    losses: list[float] = []
-    bar = tqdm(total=steps, desc=f"fine-tune {method.name}", unit="step")
-    for _ in range(cfg.epochs):
-        for ids, am, lab in loader:
-            if ids.shape[0] == 0:  # Poisson sampling can draw an empty batch (p ~ 1e-7 here): skip it
-                bar.update(1)
-                continue
-            width = int(am.sum(1).max())  # drop columns that are padding in every row
-            ids, am, lab = ids[:, :width], am[:, :width], lab[:, :width]
-            if method.dp:
-                loss = per_sample_masked_loss(model, ids, am, lab, position_offset, with_token_types)
-            else:
-                loss = masked_positions_loss(model, ids, am, lab)
-            loss.backward()
-            if not method.dp:
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-            losses.append(float(loss.detach()))
-            bar.update(1)
-            bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
-    bar.close()
+
+    def batches() -> Iterator[Any]:
+        for _ in range(cfg.epochs):
+            yield from loader
+
+    def loss_of(batch: Any) -> Any:
+        ids, am, lab = batch
+        if ids.shape[0] == 0:  # Poisson sampling can draw an empty batch (p ~ 1e-7 here): skip it
+            return None
+        width = int(am.sum(1).max())  # drop columns that are padding in every row
+        ids, am, lab = ids[:, :width], am[:, :width], lab[:, :width]
+        if method.dp:
+            return per_sample_masked_loss(model, ids, am, lab, position_offset, with_token_types)
+        return masked_positions_loss(model, ids, am, lab)
+
+    # DP-SGD clips per sample inside Opacus's optimiser: no global clipping on top of it
+    losses = optimise(batches(), loss_of, opt, sched, clip_params=None if method.dp else params,
+                      desc=f"fine-tune {method.name}", window=20, count_skipped=True, total=steps)
     if engine is not None:
         stats["dp"]["epsilon_spent"] = float(engine.get_epsilon(cfg.dp_delta))
         model = model._module  # unwrap the GradSampleModule; the weights are shared
