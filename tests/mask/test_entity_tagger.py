@@ -39,6 +39,9 @@ def test_propagate_table(text, tagged, expected):
     ("the Moers District Court (Amtsgericht) held", "Moers District Court", "ORGANIZATION_NAME",
      "Moers District Court (Amtsgericht)"),
     ("The Paris office", "Paris", "LOCATION", "Paris"),  # "The" is not part of a name
+    ("in the District of Famagusta", "Famagusta", "LOCATION", "the District of Famagusta"),
+    ("in the municipality of Härjedalen", "Härjedalen", "LOCATION", "the municipality of Härjedalen"),
+    ("occupied northern Cyprus", "Cyprus", "LOCATION", "northern Cyprus"),
     ("Then John I think left", "John", "PERSON_NAME", "John"),
     ("Turkish lawyers", "Turkish", "GROUP", "Turkish"),  # groups are not grown over words ...
     ("a Turkish national, Mr X", "Turkish", "GROUP", "Turkish national"),  # ... but nationality is kept

@@ -184,6 +184,12 @@ _PREV_WORD = re.compile(r"([^\W\d_][\w'’.-]*)[ \t]{1,2}$")
 _PAREN = re.compile(r"[ \t]?\(([^()\n]{1,80})\)")
 _NATIONAL = re.compile(r"[ \t]+(?:nationals?|citizens?)\b")
 EXTENDED_LABELS = frozenset({"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "FACILITY"})
+# "District of Famagusta", "municipality of Härjedalen", "northern Cyprus": the unit or direction
+# names which place it is, and a visible "Borough of" beside a masked name still narrows it down
+_PLACE_PREFIX = re.compile(r"(?i:(?:(?:the\s+)?(?:district|borough|county|municipality|province|region|city|town|"
+                           r"village|canton|department|prefecture|oblast|voivodeship|commune|parish)\s+of|"
+                           r"(?:north|south|east|west)(?:ern)?|central|north-?(?:east|west)(?:ern)?|"
+                           r"south-?(?:east|west)(?:ern)?)[ \t]+)$")
 
 
 def _is_name_word(w: str) -> bool:
@@ -213,6 +219,8 @@ def extend(text: str, spans: list[Span]) -> list[Span]:
             start = m.start()
         if (m := _PAREN.match(text, end)) and m.group(1)[0].isupper():
             end = m.end()
+        if s.label == "LOCATION" and (m := _PLACE_PREFIX.search(text, max(0, start - 40), start)):
+            start = m.start()
         if end > len(text) or start < 0:
             start, end = s.start, s.end
         text_end = text[start:end].rstrip(".")  # "Mr Smith." keeps the full stop out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from veil.mask.detectors.base import Detector, PatternDetector
 from veil.mask.detectors.contact import EmailDetector, IpAddressDetector, PhoneDetector, UrlDetector
-from veil.mask.detectors.numbers import (AgeDetector, CreditCardDetector, DateDetector, DurationDetector,
+from veil.mask.detectors.numbers import (AgeDetector, CaseCodeDetector, CreditCardDetector, DateDetector, DurationDetector,
                                          MoneyDetector, NumberDetector, QuantityDetector,
                                          StreetAddressDetector, UsSsnDetector)
 from veil.mask.detectors.words import (DictionaryDetector, NonLatinNameDetector, SpelledWordDetector,
@@ -19,6 +19,7 @@ DETECTORS: dict[str, type[Detector]] = {
     "credit_card": CreditCardDetector,
     "us_ssn": UsSsnDetector,
     "number": NumberDetector,
+    "case_code": CaseCodeDetector,
     "date": DateDetector,
     "age": AgeDetector,
     "duration": DurationDetector,
