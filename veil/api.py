@@ -21,8 +21,6 @@ from typing import Any, Iterable, Iterator, Sequence, Union
 from veil.errors import VeilError
 from veil.types import Document, FilledDocument, MaskedDocument
 
-#: what ``veil mask`` runs when no masker is named: a name tagger and the DLP pattern detectors
-DEFAULT_MASKERS = ("entity_tagger", "dlp")
 
 TextInput = Union[str, Document]
 MaskedInput = Union[str, MaskedDocument]
@@ -59,31 +57,27 @@ def _apply(items: Any, batch_fn: Any, batch_size: int) -> Any:
 @lru_cache(maxsize=8)
 def _engine(maskers: tuple[str, ...], placeholder: str, options: str, exclude: tuple[str, ...],
             keep: tuple[str, ...]) -> Any:
-    from veil.mask.engine import MaskingEngine
+    from veil.pipeline import build_engine
 
-    try:
-        return MaskingEngine.from_names(maskers, style=placeholder, options=json.loads(options), exclude=exclude,
-                                        keep=keep)
-    except KeyError as e:  # an unknown masker name: the registry's message lists the known ones
-        raise VeilError(e.args[0]) from None
+    return build_engine(maskers, placeholder, json.loads(options), exclude, keep)
 
 
 def masking_engine(maskers: Sequence[Any] | None = None, placeholder: str = "numbered",
                    options: dict[str, dict] | None = None, exclude: Iterable[str] = (),
                    keep: Iterable[str] = ()) -> Any:
     """The ``MaskingEngine`` for these settings: names are built once and reused, masker objects used as given."""
+    from veil.markers import STYLES
     from veil.mask.engine import MaskingEngine
-    from veil.mask.placeholders import STYLES
+    from veil.pipeline import DEFAULT_MASKERS
 
     if placeholder not in STYLES:
         raise VeilError(f"unknown placeholder style {placeholder!r}; choose from {', '.join(STYLES)}")
+    if isinstance(maskers, str):
+        raise VeilError(f"maskers must be a list, e.g. maskers=[{maskers!r}]")
     names = tuple(maskers) if maskers is not None else DEFAULT_MASKERS
-    if isinstance(names, str) or not names:
+    if not names:
         raise VeilError("maskers must be a non-empty list of masker names or Masker objects")
     if all(isinstance(n, str) for n in names):
-        unused = set(options or {}) - set(names)
-        if unused:
-            raise VeilError(f"options name maskers that are not run: {', '.join(sorted(unused))}")
         return _engine(names, placeholder, json.dumps(options or {}, sort_keys=True), tuple(exclude), tuple(keep))
     if options:
         raise VeilError("options apply to maskers given by name; configure Masker objects directly")
@@ -104,6 +98,8 @@ def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "n
     Returns ``MaskedDocument`` objects: ``.text`` is the masked text, ``.placeholders`` its spans
     (start, end, label, key, technique, shape), in the same arrangement as the input.
     """
+    from veil.pipeline import mask_batch
+
     engine = masking_engine(maskers, placeholder, options, exclude, keep)
 
     def batch(items: list[tuple[int, TextInput]]) -> list[MaskedDocument]:
@@ -115,19 +111,16 @@ def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "n
                 docs.append(Document(str(i), t))
             else:
                 raise TypeError(f"text {i} is a {type(t).__name__}, not a string")
-        return engine.mask(docs)
+        return mask_batch(docs, engine)
 
     return _apply(texts, batch, batch_size)
 
 
 @lru_cache(maxsize=8)
 def _filler(name: str, seed: int, options: str) -> Any:
-    from veil.registry import create, fillers
+    from veil.pipeline import build_filler
 
-    try:
-        return create(fillers, name, seed=seed, **json.loads(options))
-    except KeyError as e:
-        raise VeilError(e.args[0]) from None
+    return build_filler(name, seed=seed, **json.loads(options))
 
 
 def fill(masked: Any, filler: Any = "faker", *, seed: int = 0, details: bool = False, batch_size: int = 256,
@@ -144,7 +137,8 @@ def fill(masked: Any, filler: Any = "faker", *, seed: int = 0, details: bool = F
     Returns the filled strings, or ``FilledDocument`` objects (text and substitutions) with ``details``.
     """
     from veil.fill.base import Filler
-    from veil.io.records import infer_style
+    from veil.markers import infer_style
+    from veil.pipeline import fill_batch
 
     if isinstance(filler, Filler):
         if options:
@@ -165,7 +159,8 @@ def fill(masked: Any, filler: Any = "faker", *, seed: int = 0, details: bool = F
             else:
                 raise TypeError(f"item {i} is a {type(m).__name__}: fill takes masked text or MaskedDocument "
                                 "(never original text)")
-        out: list[FilledDocument] = engine.fill(docs)
+        # a document the filler cannot fill gets its types' fallback values (logged), never a marker left
+        out: list[FilledDocument] = fill_batch(docs, engine)
         return out if details else [d.text for d in out]
 
     return _apply(masked, batch, batch_size)

@@ -11,10 +11,19 @@ from veil.errors import VeilError
 log = logging.getLogger(__name__)
 
 
+#: the fillers `veil finetune` knows how to train; other registered fillers are refused at run time, by name
+def trainable_fillers() -> list[str]:
+    """The registered fillers that implement the ``finetune`` hook (importing each filler's module)."""
+    from veil.fill.base import Filler
+    from veil.registry import fillers
+
+    return [n for n in fillers.names() if getattr(fillers.get(n), "finetune").__func__ is not Filler.finetune.__func__]
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="masked corpus (JSONL as veil mask writes it); training text comes from it only")
     p.add_argument("-o", "--output", required=True, help="output folder; load it with veil fill --model OUTPUT")
-    p.add_argument("--filler", default="mlm",
+    p.add_argument("--filler", choices=trainable_fillers(), default="mlm",
                    help="the filler whose model to fine-tune: mlm (masked-LM fine-tuning), llm (next-token LoRA), "
                         "llm-instruct (LoRA on instruction prompts); any registered filler with a finetune hook "
                         "(default mlm)")
@@ -37,22 +46,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--limit", type=int, default=None, help="use only the first N documents")
     p.add_argument("--device", default=None, help="cpu or cuda (default: a GPU when present)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _training_texts_from_filled(path: str, limit: int | None) -> list[str]:
-    from veil.fill.corpus import iter_filled_jsonl
+    from itertools import islice
 
-    texts = []
-    for d in iter_filled_jsonl(path):
-        if limit is not None and len(texts) >= limit:
-            break
-        texts.append(d.text)
-    return texts
+    from veil.io.records import read_filled
+
+    return [d.text for d in islice(read_filled(path), limit)]
+
+
+def _masked(path: str, limit: int | None) -> list:
+    from itertools import islice
+
+    from veil.io.records import read_masked
+
+    return list(islice(read_masked(path), limit))
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.fill.corpus import fill_documents, read_masked_jsonl
+    from veil.pipeline import fill_documents
     from veil.registry import create, fillers
 
     if args.rounds < 1 or args.batch_size < 1:
@@ -77,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if args.filled:
         texts = _training_texts_from_filled(args.filled, args.limit)
     else:
-        docs = read_masked_jsonl(args.input, args.limit)
+        docs = _masked(args.input, args.limit)
         if args.data != "mask-free" and args.data not in filler.finetune_data:
             # the corpus filled with Top-1 / Top-K by this filler (or the one it names), then one round
             if args.rounds != 1:

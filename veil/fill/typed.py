@@ -24,8 +24,8 @@ import re
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
-from veil.mask.placeholders import unescape
-from veil.shapes import CLASS_CODES, DIGIT_WORDS, SEPARATORS
+from veil.markers import unescape
+from veil.shapes import DIGIT_WORDS
 from veil.shapes import atoms as shape_atoms
 from veil.shapes import tokens as shape_tokens
 

