@@ -142,3 +142,9 @@ def test_faker_filler_fills_plain_markers_with_a_word_and_refuses_a_model():
     assert fd.text.startswith("the cat sat on the ") and re.fullmatch(r"[a-z]+", fd.text[19:])
     with pytest.raises(Exception, match="uses no model"):
         FakerFiller(model="bert-base-uncased")
+
+
+def test_faker_filler_keeps_a_lower_case_transcript_lower_case():
+    md = _masked("asr", "hi this is james oconnor from denver", [("james oconnor", "PERSON_NAME"), ("denver", "LOCATION")])
+    [fd] = FakerFiller().fill([md])
+    assert fd.text == fd.text.lower() and not find_markers(fd.text)

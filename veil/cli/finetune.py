@@ -11,19 +11,13 @@ from veil.errors import VeilError
 log = logging.getLogger(__name__)
 
 
-#: the fillers `veil finetune` knows how to train; other registered fillers are refused at run time, by name
-def trainable_fillers() -> list[str]:
-    """The registered fillers that implement the ``finetune`` hook (importing each filler's module)."""
-    from veil.fill.base import Filler
+def add_arguments(p: argparse.ArgumentParser) -> None:
     from veil.registry import fillers
 
-    return [n for n in fillers.names() if getattr(fillers.get(n), "finetune").__func__ is not Filler.finetune.__func__]
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="masked corpus (JSONL as veil mask writes it); training text comes from it only")
     p.add_argument("-o", "--output", required=True, help="output folder; load it with veil fill --model OUTPUT")
-    p.add_argument("--filler", choices=trainable_fillers(), default="mlm",
+    # every registered filler is offered; one without a finetune hook says so when run
+    p.add_argument("--filler", choices=fillers.names(), default="mlm",
                    help="the filler whose model to fine-tune: mlm (masked-LM fine-tuning), llm (next-token LoRA), "
                         "llm-instruct (LoRA on instruction prompts); any registered filler with a finetune hook "
                         "(default mlm)")

@@ -25,11 +25,13 @@ class FakerFiller(CandidateFiller):
     name = "faker"
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
-                 batch_size: int = 64, *, types: str = "on", **options) -> None:
+                 batch_size: int = 64, *, types: str = "on", match_case: bool = True, **options) -> None:
         if model is not None:
             raise VeilError("the faker filler uses no model; drop --model, or choose a model filler (llm, mlm)")
-        # types="on" by default: the labels the mask stage recorded for [MASK] markers are used too
-        super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, types=types, **options)
+        # types="on": the labels the mask stage recorded for [MASK] markers are used too;
+        # match_case: a lower-cased transcript ("hi this is [PERSON_NAME_1]") gets lower-case names
+        super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, types=types,
+                         match_case=match_case, **options)
 
     def _resolve_without_model(self, st: _DocState) -> bool:
         slot = st.slots[0]
