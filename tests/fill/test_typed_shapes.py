@@ -148,3 +148,9 @@ def test_faker_filler_keeps_a_lower_case_transcript_lower_case():
     md = _masked("asr", "hi this is james oconnor from denver", [("james oconnor", "PERSON_NAME"), ("denver", "LOCATION")])
     [fd] = FakerFiller().fill([md])
     assert fd.text == fd.text.lower() and not find_markers(fd.text)
+
+
+def test_a_masked_capital_is_not_taken_for_a_lower_case_transcript():
+    md = _masked("c", "Maria here, my name is Maria Lopez", [("Maria", "PERSON_NAME"), ("Maria Lopez", "PERSON_NAME")])
+    [fd] = FakerFiller().fill([md])
+    assert fd.text[0].isupper()  # "[PERSON_NAME_1], my name is ...": no evidence of lower-casing

@@ -14,9 +14,12 @@ English word drawn without looking at the sentence; for those, use a model fille
 
 from __future__ import annotations
 
+import re
+
 from veil.errors import VeilError
 from veil.fill import typed
 from veil.fill.base import CandidateFiller, _DocState
+from veil.markers import MARKER_RE
 
 
 class FakerFiller(CandidateFiller):
@@ -33,6 +36,12 @@ class FakerFiller(CandidateFiller):
         super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, types=types,
                          match_case=match_case, **options)
 
+    def _start(self, doc):
+        st = super()._start(doc)
+        if st.lowercase and not _lowercased(doc.text):
+            st.lowercase = False  # "[PERSON_NAME_1], my name is ...": the capital was masked, not absent
+        return st
+
     def _resolve_without_model(self, st: _DocState) -> bool:
         slot = st.slots[0]
         if slot.key in st.assigned:
@@ -46,3 +55,12 @@ class FakerFiller(CandidateFiller):
 
     def propose_batch(self, texts, targets, k):  # never reached: every slot is resolved above
         raise AssertionError("the faker filler has no model")
+
+
+_SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+)([^\W\d_])")
+
+
+def _lowercased(text: str) -> bool:
+    """Positive evidence of a lower-cased transcript: a sentence that starts with a small letter, or "i"."""
+    plain = MARKER_RE.sub("", text)
+    return any(c.islower() for c in _SENTENCE_START_RE.findall(text)) or re.search(r"\bi\b", plain) is not None
