@@ -109,3 +109,4 @@ def test_mask_corpus_output_does_not_depend_on_the_batch_size(tmp_path, fmt):
         outs.append(out.read_bytes())
     assert outs[0] == outs[1] == outs[2]
     assert [d.id for d in read_masked(tmp_path / f"o1.{fmt}")] == [str(i) for i in range(9)]
+

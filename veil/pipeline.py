@@ -1,4 +1,4 @@
-"""Pipeline: mask and fill whole corpora; the one loop behind `veil mask`, `veil fill`, the runner, the demo and the API.
+"""Pipeline: mask and fill whole corpora; the loop behind `veil mask`, `veil fill`, the runner, the demo, the API.
 
 Two layers:
 
@@ -15,6 +15,7 @@ Nothing here imports torch or spaCy at module level.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 import sys
@@ -88,7 +89,8 @@ def build_filler(name: str = DEFAULT_FILLER, **options: Any) -> Any:
 
 
 # --- batch functions ----------------------------------------------------------------------------
-def mask_batch(docs: Sequence[Document], engine: Any, word_counts: dict[str, int] | None = None) -> list[MaskedDocument]:
+def mask_batch(docs: Sequence[Document], engine: Any,
+               word_counts: dict[str, int] | None = None) -> list[MaskedDocument]:
     """Mask a batch; ``word_counts`` (if given) accumulates ``masked`` and ``words`` (the paper's share)."""
     from veil.mask.placeholders import render
 
@@ -151,8 +153,9 @@ def fallback_fill(doc: MaskedDocument, seed: int = 0) -> FilledDocument:
         seg = unescape(doc.text[pos:s.start])
         parts += [seg, values[s.key]]
         out_len += len(seg)
-        subs.append(Substitution(doc.id, s.marker, s.key, s.label, values[s.key], out_len, out_len + len(values[s.key])))
-        out_len += len(values[s.key])
+        value = values[s.key]
+        subs.append(Substitution(doc.id, s.marker, s.key, s.label, value, out_len, out_len + len(value)))
+        out_len += len(value)
         pos = s.end
     parts.append(unescape(doc.text[pos:]))
     return FilledDocument(doc.id, "".join(parts), tuple(subs), doc.person, doc.group, dict(doc.meta))
@@ -170,7 +173,8 @@ def mask_records(records: Sequence[Mapping[str, Any]], engine: Any, fields: Fiel
 
 
 def fill_records(records: Sequence[Mapping[str, Any]], filler: Any, fields: Fields | None = None,
-                 start: int = 1, failures: list[FillFailure] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                 start: int = 1, failures: list[FillFailure] | None = None
+                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(filled records, substitution records) of masked records."""
     from veil.io.records import filled_to_record, record_to_masked, substitution_records
 
@@ -188,6 +192,7 @@ class InputSummary:
     records: int
     fingerprint: dict[str, Any]
     fields: list[str] = field(default_factory=list)
+    with_markers: int = 0  # records whose text holds placeholder-like text ([MASK], [PERSON_NAME_1])
 
 
 def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = None,
@@ -206,16 +211,20 @@ def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = 
 
         n = sum(1 for _ in islice(read_documents(path, fmt, fields), limit))
         return InputSummary(str(path), fmt, n, input_fingerprint(path))
-    seen: dict[str, int] = {}
+    # 8-byte digests, not the ids: ~60 bytes a record while checking, freed before any model loads
+    seen: set[int] = set()
     names: dict[str, None] = {}
-    n = 0
+    from veil.markers import MARKER_RE
+
+    n = with_markers = 0
     for number, (line, rec) in enumerate(islice(iter_records(path, fmt), limit), 1):
         if masked:
             from veil.io.records import record_to_masked
 
             record_to_masked(rec, fields, path, line, number)
         else:
-            text_of(rec, fields, path, line)
+            text = text_of(rec, fields, path, line)
+            with_markers += "[" in text and MARKER_RE.search(text) is not None
         for k in rec:
             if k not in names:
                 names[k] = None
@@ -228,15 +237,19 @@ def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = 
                         f"input field {k!r} would be overwritten by veil's output field of that name; rename it "
                         f"in the input or leave it out with --drop-field {k}"))
         doc_id = id_of(rec, fields, number)
-        if doc_id in seen:
-            raise InputError(str(path), line, f"id {doc_id!r} is the id of record {seen[doc_id]} too (ids are "
-                             "compared as text: 1 and \"1\" are the same); make ids unique, or pass --id-field '' "
-                             "to number the records")
-        seen[doc_id] = number
+        digest = int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+        if digest in seen:
+            first = next((i for i, (_, r) in enumerate(iter_records(path, fmt), 1)
+                          if i < number and id_of(r, fields, i) == doc_id), None)
+            if first is not None:  # (else two ids that share a digest: not a duplicate)
+                raise InputError(str(path), line, f"id {doc_id!r} is the id of record {first} too (ids are "
+                                 "compared as text: 1 and \"1\" are the same); make ids unique, or pass "
+                                 "--id-field '' to number the records")
+        seen.add(digest)
         n = number
     if n == 0:
         raise InputError(str(path), None, "no records to read")
-    return InputSummary(str(path), fmt, n, input_fingerprint(path), list(names))
+    return InputSummary(str(path), fmt, n, input_fingerprint(path), list(names), with_markers)
 
 
 @contextmanager
@@ -280,13 +293,15 @@ def _output_format(path: str | Path, fmt: str | None, default: str) -> str:
 def _progress(total: int, initial: int, desc: str, enabled: bool) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, unit="doc", disable=not enabled, file=sys.stderr,
-                dynamic_ncols=True)
+    # disable=None: no bar when stderr is not a terminal (a log file of an unattended run stays readable)
+    return tqdm(total=total, initial=initial, desc=desc, unit="doc", disable=None if enabled else True,
+                file=sys.stderr, dynamic_ncols=True)
 
 
 def _component(factory: Any) -> Any:
     """A component given ready-made, or built by a zero-argument factory after the checks."""
-    return factory() if callable(factory) and not hasattr(factory, "fill") and not hasattr(factory, "detect") else factory
+    made = callable(factory) and not hasattr(factory, "fill") and not hasattr(factory, "detect")
+    return factory() if made else factory
 
 
 # --- file drivers -------------------------------------------------------------------------------
@@ -318,6 +333,11 @@ def mask_corpus(input: str | Path, output: str | Path, maskers: Sequence[str] | 
     out_fmt = _output_format(output, output_format, "jsonl")
     with _input_file(input) as src:
         summary = check_input(src, fmt, fields, limit, RESERVED_FIELDS, drop)
+        if summary.with_markers:  # e.g. a masked text file masked again: say so, never silently
+            log.warning("%s: %d of %d records hold placeholder-like text ([MASK], [PERSON_NAME_1], ...); it is kept "
+                        "as the user's text (escaped as [\\MASK] in the output, restored verbatim by veil fill). "
+                        "If this is veil mask output, mask the original corpus instead", input,
+                        summary.with_markers, summary.records)
         if engine is None:
             run_settings = {"maskers": list(maskers or DEFAULT_MASKERS), "style": placeholder,
                             "options": options or {}, "exclude": sorted(exclude), "keep": sorted(keep)}

@@ -296,3 +296,15 @@ def test_stdin_and_stdout_and_missing_ids(tmp_path):
     out = [json.loads(x) for x in r.stdout.splitlines()]
     assert [o["text"] for o in out] == ["hello [PERSON_NAME_1]", "bye [PERSON_NAME_1]"]
     assert [o["id"] for o in out] == ["1", "2"]  # a record without an id gets its record number
+
+
+def test_case5_masking_masked_text_again_says_so(tmp_path, caplog):
+    import logging
+
+    src = tmp_path / "in.txt"
+    src.write_text("hello Anna\nbye Bob\nno names\n")
+    assert _mask(src, "-o", tmp_path / "m.txt") == 0  # a text file keeps no placeholders field
+    with caplog.at_level(logging.WARNING):
+        assert _mask(tmp_path / "m.txt", "-o", tmp_path / "mm.txt") == 0
+    assert any("2 of 3 records hold placeholder-like text" in r.getMessage() for r in caplog.records)
+    assert (tmp_path / "mm.txt").read_text().splitlines()[0] == "hello [\\PERSON_NAME_1]"

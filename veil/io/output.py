@@ -212,7 +212,8 @@ class ResumableWriter:
                          "(--overwrite writes it again)", self.path)
                 return
             if not self.overwrite:
-                why = ("was written from another input or with other settings" if recorded
+                why = ("has lost its substitutions file" if recorded == self.hash
+                       else "was written from another input or with other settings" if recorded
                        else "was not written by veil (no OUTPUT.veil.json beside it)")
                 raise VeilError(f"output {self.path} exists and {why}; pass --overwrite to replace it, "
                                 "or choose another -o")
@@ -225,7 +226,7 @@ class ResumableWriter:
             if state and state.get("settings") != self.hash and state.get("input") != self.input_hash:
                 log.warning("%s: the input changed since the unfinished run; starting again", self.path)
                 state = None
-            elif state and state.get("settings") != self.hash:  # hours of model work may be in it: never discard quietly
+            elif state and state.get("settings") != self.hash:  # hours of model work may be in it: never discard
                 raise VeilError(f"{self.path}: an unfinished run with other settings or another input exists "
                                 f"({self.progress.name}); re-run it as it was to resume, or pass --overwrite to "
                                 "start again")

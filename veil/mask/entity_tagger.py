@@ -15,9 +15,11 @@ occurrence of a common English word is not taken for the entity ("us" for "US", 
 from __future__ import annotations
 
 import re
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from veil.errors import VeilError
@@ -75,10 +77,47 @@ def _without_presidio_factories() -> Iterator[None]:
         del reg._get_entry_points  # the class's method again
 
 
+def _uses_torch(model: str) -> bool:
+    """Whether a pipeline's config names PyTorch or transformer layers (unknown: assume it does)."""
+    from importlib.util import find_spec
+
+    path = Path(model)
+    if path.is_dir():
+        configs = [path / "config.cfg"]
+    else:
+        spec = find_spec(model) if model.isidentifier() else None
+        if spec is None or not spec.submodule_search_locations:
+            return True
+        root = Path(next(iter(spec.submodule_search_locations)))
+        configs = [root / "config.cfg", *root.glob("*/config.cfg")]
+    text = " ".join(c.read_text(encoding="utf-8", errors="ignore") for c in configs if c.is_file()).lower()
+    return not text or "torch" in text or "transformer" in text
+
+
+def _import_spacy(model: str) -> Any:
+    """``import spacy``, without torch for a pipeline that does not use it.
+
+    thinc (under spaCy) imports torch if it can, only to offer PyTorch layers: ~1.5 s of CPU per
+    start, more than the rest of `veil mask` on a small file. A CNN pipeline such as the default
+    never uses them, so torch is hidden while thinc is imported (thinc then offers no PyTorch
+    layers in this process); torch itself stays importable for everything else.
+    """
+    if "spacy" in sys.modules or "torch" in sys.modules or _uses_torch(model):
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]  (makes `import torch` fail inside thinc)
+    try:
+        import spacy
+    finally:
+        del sys.modules["torch"]
+    return spacy
+
+
 @lru_cache(maxsize=4)
 def load_ner(model: str = DEFAULT_MODEL) -> Any:
     """A spaCy pipeline with only ``ner`` enabled; loaded once per process and model name."""
-    import spacy  # lazy: importing veil.mask must not import spaCy
+    spacy = _import_spacy(model)  # lazy: importing veil.mask must not import spaCy
 
     try:
         with _without_presidio_factories():
@@ -231,9 +270,11 @@ def extend(text: str, spans: list[Span]) -> list[Span]:
             out.append(s)
             continue
         start, end = s.start, s.end
-        while (m := _NEXT_WORD.match(text, end)) and _is_name_word(m.group(1)):
+        # never across a sentence end: "London. The United Kingdom Government" is two things
+        while not _sentence_end(text, end) and (m := _NEXT_WORD.match(text, end)) and _is_name_word(m.group(1)):
             end = m.end()
-        while (m := _PREV_WORD.search(text, max(0, start - 40), start)) and _is_name_word(m.group(1)):
+        while ((m := _PREV_WORD.search(text, max(0, start - 40), start)) and _is_name_word(m.group(1))
+               and not _sentence_end(text, m.end(1))):
             start = m.start()
         if (m := _PAREN.match(text, end)) and m.group(1)[0].isupper():
             end = m.end()
@@ -242,9 +283,21 @@ def extend(text: str, spans: list[Span]) -> list[Span]:
         if end > len(text) or start < 0:
             start, end = s.start, s.end
         text_end = text[start:end].rstrip(".")  # "Mr Smith." keeps the full stop out
-        out.append(Span(start, start + len(text_end), s.label, s.source, s.score)
-                   if (start, end) != (s.start, s.end) else s)
+        end = start + len(text_end)
+        if text_end[:4] in ("the ", "The ") and len(text_end) > 4:
+            start += 4  # "the United Kingdom": the article is no part of the name
+        out.append(Span(start, end, s.label, s.source, s.score) if (start, end) != (s.start, s.end) else s)
     return out
+
+
+def _sentence_end(text: str, pos: int) -> bool:
+    """Whether ``text[:pos]`` ends a sentence: a full stop after a word of three or more letters (not "A.", "St.")."""
+    if pos == 0 or text[pos - 1] != ".":
+        return False
+    i = pos - 1
+    while i > 0 and text[i - 1].isalpha():
+        i -= 1
+    return pos - 1 - i >= 3
 
 
 class EntityTaggerMasker(Masker):
