@@ -61,6 +61,7 @@ maskers.register("neural_tagger", "veil.mask.neural_tagger:NeuralTaggerMasker")
 fillers.register("mlm", "veil.fill.mlm:MLMFiller")
 fillers.register("llm", "veil.fill.llm:LLMFiller")
 fillers.register("llm-instruct", "veil.fill.llm_instruct:InstructLLMFiller")
+fillers.register("faker", "veil.fill.faker:FakerFiller")
 
 readers.register("txt", "veil.io.formats:read_txt")
 readers.register("jsonl", "veil.io.formats:read_jsonl")
