@@ -55,6 +55,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check-types", action="store_true",
                    help="report the share of person/place/organisation substitutes spaCy tags with the same type")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from veil.engine import add_engine_arguments
+
+    add_engine_arguments(p)
 
 
 def build_filler(args: argparse.Namespace):
@@ -94,9 +97,30 @@ def build_filler(args: argparse.Namespace):
         raise VeilError(f"filler {args.filler!r} is not available: {e}") from None
 
 
+def fill_ray(args: argparse.Namespace, settings: dict) -> dict:
+    """``--engine ray``: the same filler in Ray actors, one model per actor (see :mod:`veil.engine.ray_engine`)."""
+    from functools import partial
+
+    from veil.engine.ray_engine import input_files, run_stage
+    from veil.engine.stages import FillStage
+    from veil.fill.corpus import iter_masked_jsonl, substitutions_path
+    from veil.io.output import input_fingerprint
+
+    files = input_files(args.input, (".jsonl",))
+    settings = {**settings, "input": [input_fingerprint(f) for f in files]}
+    out = args.output
+    return run_stage(FillStage(partial(build_filler, args)), files, iter_masked_jsonl, out, settings=settings,
+                     workers=args.workers or 1, address=args.address, device=args.device,
+                     batch_size=args.chunk, shard_size=args.shard_size, resume=not args.overwrite,
+                     progress=not args.no_progress, cpus_per_worker=args.threads or 1,
+                     extra_name=substitutions_path(out).name)
+
+
 def run(args: argparse.Namespace) -> int:
+    from veil.engine import check_engine_arguments
     from veil.fill.corpus import fill_file, substitutions_path
 
+    check_engine_arguments(args, {"--limit": args.limit is not None, "--check-types": args.check_types})
     if args.threads is not None:
         if args.threads < 1:
             raise VeilError("--threads must be at least 1")
@@ -110,6 +134,10 @@ def run(args: argparse.Namespace) -> int:
         settings["instruct_decode"] = args.instruct_decode
     if args.strategy == "sample":
         settings["temperature"] = args.temperature
+    if args.engine == "ray":
+        stats = fill_ray(args, settings)
+        log.info("filled %s -> %s on ray: %s", args.input, args.output, json.dumps(stats))
+        return 0
     stats = fill_file(filler, args.input, args.output, chunk_size=args.chunk, settings=settings,
                       overwrite=args.overwrite, limit=args.limit, progress=not args.no_progress)
     log.info("filled %s -> %s (+ %s): %s", args.input, args.output, substitutions_path(args.output).name,

@@ -46,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stats-json", default=None, metavar="FILE", help="also write the statistics as JSON")
     p.add_argument("--limit", type=int, default=None, help="only the first N documents (statistics)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from veil.engine import add_engine_arguments
+
+    add_engine_arguments(p)
 
 
 def _fields(args: argparse.Namespace):
@@ -106,15 +109,53 @@ def _progress(args: argparse.Namespace, desc: str):
     return tqdm(desc=desc, unit="doc", disable=args.no_progress or None, file=sys.stderr, dynamic_ncols=True)
 
 
+def masking_engine(args: argparse.Namespace) -> Any:
+    from veil.mask.engine import MaskingEngine
+
+    return MaskingEngine(_maskers(args), style=args.placeholder, exclude=_exclude(args), keep=args.keep)
+
+
+def mask_ray(args: argparse.Namespace) -> dict[str, Any]:
+    """``--engine ray``: the same masking engine in Ray actors (see :mod:`veil.engine.ray_engine`)."""
+    from functools import partial
+
+    from veil.engine.ray_engine import input_files, run_stage
+    from veil.engine.stages import MaskStage
+    from veil.io.formats import detect_format, read_documents
+    from veil.io.output import input_fingerprint
+
+    files = input_files(args.inputs[0])
+    fmt = detect_format(files[0], args.input_format)
+    opts: dict[str, Any] = {"speakers": args.speakers} if fmt == "switchboard" else {}
+    if len(files) > 1 and (not args.id_field or fmt == "txt"):
+        raise VeilError("a folder of shards needs an id field (--id-field, not txt): record numbers restart in every file")
+    masking_engine(args)  # bad options fail here, before a cluster starts
+    settings = {"input": [input_fingerprint(f) for f in files], "maskers": args.masker, "style": args.placeholder,
+                "fields": vars(_fields(args)), "exclude": args.exclude and input_fingerprint(args.exclude),
+                "options": args.masker_options, "drop": sorted(args.drop_field), "keep": sorted(args.keep)}
+    stats = run_stage(MaskStage(partial(masking_engine, args), frozenset(args.drop_field)), files,
+                      partial(read_documents, fmt=fmt, fields=_fields(args), **opts), args.output,
+                      settings=settings, workers=args.workers or 1, address=args.address,
+                      batch_size=args.batch_size, shard_size=args.shard_size, resume=not args.no_resume,
+                      progress=not args.no_progress)
+    log.info("masked %d documents on ray (%d workers): %s -> %s", stats["records"], args.workers or 1,
+             args.inputs[0], args.output)
+    return stats
+
+
 def mask_file(args: argparse.Namespace) -> dict[str, Any]:
     from veil.io.formats import iter_batches
     from veil.io.output import ResumableWriter, input_fingerprint
     from veil.io.records import masked_to_record
-    from veil.mask.engine import MaskingEngine
 
+    from veil.engine import check_engine_arguments
+
+    check_engine_arguments(args, {"--limit": args.limit is not None, "--output-format": bool(args.output_format)})
+    if args.engine == "ray":
+        return mask_ray(args)
     src = args.inputs[0]
     out_fmt = args.output_format or _output_format(args.output)
-    engine = MaskingEngine(_maskers(args), style=args.placeholder, exclude=_exclude(args), keep=args.keep)
+    engine = masking_engine(args)
     settings = {"input": input_fingerprint(src), "maskers": args.masker, "style": args.placeholder,
                 "fields": vars(_fields(args)), "exclude": args.exclude and input_fingerprint(args.exclude),
                 "options": args.masker_options, "drop": sorted(args.drop_field), "limit": args.limit,
