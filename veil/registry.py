@@ -55,6 +55,7 @@ maskers.register("allow_list", "veil.mask.allow_list:AllowListMasker")
 maskers.register("vocab_threshold", "veil.mask.vocab_threshold:VocabThresholdMasker")
 maskers.register("entity_tagger", "veil.mask.entity_tagger:EntityTaggerMasker")
 maskers.register("dlp", "veil.mask.dlp:DLPMasker")
+maskers.register("quasi", "veil.mask.quasi:QuasiIdentifierMasker")
 
 fillers.register("mlm", "veil.fill.mlm:MLMFiller")
 fillers.register("llm", "veil.fill.llm:LLMFiller")

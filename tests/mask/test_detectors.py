@@ -51,9 +51,14 @@ CASES = [
     ("number", "the 1990s", [("1990s", "NUMBER")]),
     ("number", "Mobile: +41 (0)96 471 07 95", [("+41 (0)96 471 07 95", "NUMBER")]),
     # dates
-    ("date", "on 22 June 2005 and June 22nd, 2005", [("22 June 2005", "DATE"), ("June 2005", "DATE"),
-                                                 ("June", "DATE"), ("June 22nd, 2005", "DATE"),
-                                                 ("June", "DATE")]),
+    ("date", "on 22 June 2005 and June 22nd, 2005", [("22 June 2005", "DATE"), ("June 22nd, 2005", "DATE")]),
+    ("date", "on 14 and 27 July 1999, the end of October 1997, first half of 1993",
+     [("14 and 27 July 1999", "DATE"), ("the end of October 1997", "DATE"), ("first half of 1993", "DATE")]),
+    # as speech recognition writes dates: no capitals, spoken days and years
+    ("date", "on twenty two june two thousand and five, june nineteen ninety nine, 5 may 2001",
+     [("twenty two june two thousand and five", "DATE"), ("june nineteen ninety nine", "DATE"),
+      ("5 may 2001", "DATE")]),
+    ("date", "one may say so", []),
     ("date", "from 12/03/1999 to 2005-06-22", [("12/03/1999", "DATE"), ("2005-06-22", "DATE")]),
     ("date", "you may go; 123-45-6789", []),
     # ages, durations, money, quantities
@@ -74,6 +79,9 @@ CASES = [
     ("money", "(approximately EUR 1,800)", [("approximately EUR 1,800", "MONEY")]),
     ("quantity", "about 50 metres at 26 km/h, 12 per cent", [("50 metres", "QUANTITY"), ("26 km/h", "QUANTITY"),
                                                             ("12 per cent", "QUANTITY")]),
+    ("quantity", "79 packages, seven other persons and fifty-five hearings",
+     [("79 packages", "QUANTITY"), ("seven other persons", "QUANTITY"), ("fifty-five hearings", "QUANTITY")]),
+    ("quantity", "one of the judges, no one else", []),
     # spelled-out letters
     ("spelled_word", "that's A-L-P-H-A", [("A-L-P-H-A", "SPELLED_WORD")]),
     ("spelled_word", "code M-K two one please", [("M-K two one", "SPELLED_WORD")]),
@@ -87,6 +95,17 @@ CASES = [
     ("titled_name", "Mr Z.M. Necatigil and Mrs A. Demetriades.", [("Z.M. Necatigil", "PERSON_NAME"),
                                                                 ("A. Demetriades", "PERSON_NAME")]),
     ("titled_name", "Mr said that dr who", []),
+    # codes that identify a case, an application or an account: masked whole
+    ("case_code", "application no. 18403/91, Annex E.1, Lambert (no. 2)",
+     [("18403/91", "GENERIC_ID"), ("E.1", "GENERIC_ID"), ("2", "GENERIC_ID")]),
+    ("case_code", "file 11/2345-A, case NJA 2005 p. 884, [2001] 3 WLR 206",
+     [("11/2345-A", "GENERIC_ID"), ("NJA 2005 p. 884", "GENERIC_ID"), ("[2001] 3 WLR 206", "GENERIC_ID")]),
+    ("case_code", "it cost 3.5 euros, the 1990s, no one came", []),
+    # names in another script than Latin
+    ("non_latin_name", "Mr שמעון פרס met Иван Петров in 北京市 and محمد.",
+     [("שמעון פרס", "NON_LATIN_NAME"), ("Иван Петров", "NON_LATIN_NAME"), ("北京市", "NON_LATIN_NAME"),
+      ("محمد", "NON_LATIN_NAME")]),
+    ("non_latin_name", "Oğuz Köseoğlu, Zoë and naïve café, 5 µm", []),
 ]
 
 

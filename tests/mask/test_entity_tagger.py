@@ -1,3 +1,4 @@
+import re
 import sys
 
 import pytest
@@ -38,6 +39,9 @@ def test_propagate_table(text, tagged, expected):
     ("the Moers District Court (Amtsgericht) held", "Moers District Court", "ORGANIZATION_NAME",
      "Moers District Court (Amtsgericht)"),
     ("The Paris office", "Paris", "LOCATION", "Paris"),  # "The" is not part of a name
+    ("in the District of Famagusta", "Famagusta", "LOCATION", "the District of Famagusta"),
+    ("in the municipality of Härjedalen", "Härjedalen", "LOCATION", "the municipality of Härjedalen"),
+    ("occupied northern Cyprus", "Cyprus", "LOCATION", "northern Cyprus"),
     ("Then John I think left", "John", "PERSON_NAME", "John"),
     ("Turkish lawyers", "Turkish", "GROUP", "Turkish"),  # groups are not grown over words ...
     ("a Turkish national, Mr X", "Turkish", "GROUP", "Turkish national"),  # ... but nationality is kept
@@ -71,3 +75,90 @@ def test_entity_tagger_with_real_spacy():
         EntityTaggerMasker(labels=["PEOPLE"])
     with pytest.raises(VeilError):
         EntityTaggerMasker(model="no_such_model_xyz")
+
+
+# --- long documents: cut into overlapping pieces, batches bounded in characters (issue 19 case 10) ------
+
+class _FakeEnt:
+    def __init__(self, start, end, label):
+        self.start_char, self.end_char, self.label_ = start, end, label
+
+
+class _FakeDoc:
+    def __init__(self, ents):
+        self.ents = ents
+
+
+class FakeNER:
+    """Tags runs of capitalised words as PERSON (a local rule, as a windowed tagger); records batches."""
+
+    def __init__(self):
+        self.batches = []
+
+    def pipe(self, texts, batch_size=1, n_process=1):
+        texts = list(texts)
+        for i in range(0, len(texts), batch_size):
+            group = texts[i:i + batch_size]
+            self.batches.append(sum(len(t) for t in group))
+            for t in group:
+                yield _FakeDoc([_FakeEnt(m.start(), m.end(), "PERSON")
+                                for m in re.finditer(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*", t)])
+
+
+@pytest.fixture
+def fake_tagger(monkeypatch):
+    import veil.mask.entity_tagger as et
+
+    ner = FakeNER()
+    monkeypatch.setattr(et, "load_ner", lambda model: ner)
+    return et, ner
+
+
+def _long_text(n_words, seed=0):
+    import random
+
+    rng = random.Random(seed)
+    words = ["the", "court", "held", "that", "Anna", "Maria", "Smith", "went", "to", "Oslo", "and",
+             "wrote\n", "x.", "Jean Luc Picard"]
+    return " ".join(rng.choice(words) for _ in range(n_words))
+
+
+@pytest.mark.parametrize("size, overlap", [(200, 40), (500, 100), (64, 20)])
+def test_chunk_pieces_own_every_character_once(size, overlap):
+    from veil.mask.entity_tagger import chunk
+
+    text = _long_text(800)
+    pieces = chunk(text, size, overlap)
+    assert pieces[0].own_start == 0 and pieces[-1].own_end == len(text)
+    for a, b in zip(pieces, pieces[1:]):
+        assert a.own_end == b.own_start
+    for p in pieces:
+        assert p.start <= p.own_start < p.own_end <= p.end and p.end - p.start <= size + overlap
+
+
+@pytest.mark.parametrize("size, overlap", [(300, 60), (1000, 200)])
+def test_chunked_tagging_equals_unsplit_tagging(fake_tagger, size, overlap):
+    et, ner = fake_tagger
+    texts = [_long_text(3000, seed) for seed in range(3)] + ["Short text by Anna Smith.", ""]
+    whole = et.EntityTaggerMasker(chunk_chars=10**9, overlap_chars=0, max_batch_chars=10**9).detect_batch(texts)
+    ner.batches.clear()
+    cut = et.EntityTaggerMasker(chunk_chars=size, overlap_chars=overlap, max_batch_chars=4 * size).detect_batch(texts)
+    assert cut == whole and any(whole)
+    assert len(ner.batches) > 3 and max(ner.batches) <= 4 * size  # a batch never holds more than its character budget
+
+
+def test_bad_chunk_options_are_errors(fake_tagger):
+    et, _ = fake_tagger
+    with pytest.raises(VeilError):
+        et.EntityTaggerMasker(chunk_chars=100, overlap_chars=60)
+
+
+@pytest.mark.slow
+def test_chunked_tagging_equals_unsplit_on_tab_documents(shared_data):
+    from veil.mask.entity_tagger import EntityTaggerMasker
+    from veil.mask.gold import read_gold
+
+    texts = [g.doc.text for g in read_gold(shared_data / "tab" / "tab_train_dev.jsonl", "tab")[:6]]
+    whole = EntityTaggerMasker(chunk_chars=10**9, overlap_chars=0, max_batch_chars=10**9).detect_batch(texts)
+    cut = EntityTaggerMasker(chunk_chars=3000, overlap_chars=400).detect_batch(texts)
+    assert cut == whole

@@ -114,3 +114,13 @@ def test_real_gold_sets(shared_data):
             assert gd.doc.text[s.start:s.end].strip()
     assert len(read_gold(shared_data / "presidio_synth" / "synth_dataset_v2_first750.json", "presidio")) == 750
     assert len(read_gold(shared_data / "conll2003" / "eng.testa", "conll")) == 216
+
+
+def test_presidio_split_is_by_template():
+    from veil.mask.gold import GoldDocument, presidio_split
+    from veil.types import Document
+
+    golds = [GoldDocument(Document(str(i), "x", meta={"template_id": i % 7})) for i in range(70)]
+    train, held = presidio_split(golds)
+    assert len(train) + len(held) == 70 and held
+    assert not {g.doc.meta["template_id"] for g in train} & {g.doc.meta["template_id"] for g in held}

@@ -12,6 +12,8 @@ import json
 import logging
 import sys
 
+from veil.textforms import FORMS
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MASKERS = ("entity_tagger", "dlp")
@@ -33,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="map a gold entity type to an infoType tag (GOLD= for unscored); repeatable")
     p.add_argument("--group-by", metavar="KEY",
                    help="document metadata key naming each document's group (default for TAB: dataset_type)")
+    p.add_argument("--transform", choices=FORMS, default="none",
+                   help="audit the text in this form: lower-cased, or as speech recognition writes it "
+                        "(gold spans remapped; see veil.textforms)")
     p.add_argument("--limit", type=int, metavar="N", help="audit only the first N gold documents")
     p.add_argument("--batch-size", type=int, default=64, help="documents per masking batch (default 64)")
 
@@ -44,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from veil.audit.identifiers import detect_spans
     from veil.errors import VeilError
     from veil.mask.gold import read_gold
+    from veil.textforms import transform_documents
 
     table = risk.ScoreTable.load(args.scores) if args.scores else risk.default_table()
     type_map = risk.parse_type_map(args.type_map, table)
@@ -52,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         if args.limit < 1:
             raise VeilError("--limit must be at least 1")
         gold = gold[: args.limit]
+    gold = transform_documents(gold, args.transform)
     if args.batch_size < 1:
         raise VeilError("--batch-size must be at least 1")
     group_by = args.group_by or ("dataset_type" if args.format == "tab" else None)
@@ -72,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({k: total[k] for k in STAT_KEYS}))
         return 0
     print(f"Residual risk of {' + '.join(args.masker)} on {args.gold} ({args.format}, "
-          f"{len(risks)} documents)\n")
+          f"{len(risks)} documents, text form {args.transform})\n")
     print(risk.format_table(rows))
     print()
     tags = risk.tag_table(risks)

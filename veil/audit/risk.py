@@ -10,8 +10,8 @@ passes when the mean plus one standard deviation of its document scores is below
 Two ways to get the missed PI:
 
 - **automatic** (:func:`audit_against_gold`): compare the spans a masking produced with gold spans
-  (TAB, Presidio synthetic, CoNLL); a gold mention no mask overlaps is *missed*, one whose
-  letters and digits are only partly masked is *partial*. Gold entity types map to infoTypes by
+  (TAB, Presidio synthetic, CoNLL); ``veil.mask.coverage`` decides whether a gold mention is
+  covered, *partial* (something identifying left visible) or *missed* (nothing of it masked). Gold entity types map to infoTypes by
   :data:`GOLD_TYPE_MAPS` (documented there; overridable).
 - **manual** (``veil.audit.review``): humans annotate masked documents with ``(text)[MISSED_TAG]``.
 
@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from veil.errors import InputError, VeilError
-from veil.textutil import iter_words, normalise_surface
+from veil.mask.coverage import COVERED, PARTIAL, Coverage
+from veil.textutil import normalise_surface
 from veil.types import Span
 
 SCORES_FILE = Path(__file__).resolve().parent / "data" / "infotype_scores.csv"
@@ -323,55 +324,6 @@ def parse_type_map(pairs: Iterable[str], table: ScoreTable | None = None) -> dic
     return out
 
 
-#: Words that identify no one on their own: honorifics, English function words and address-unit
-#: designators. A gold mention whose only unmasked words are these counts as masked ("Mr
-#: [PERSON_NAME_1]" left "Mr" visible, "[LOCATION_1] of [LOCATION_2]" left "of", "[ADDRESS_1] Apt.
-#: [NUMBER_1]" left "Apt"); anything else left visible makes it partial.
-NON_IDENTIFYING_WORDS = frozenset("""
-mr mrs ms miss mx dr prof professor sir madam madame dame lord lady rev judge justice
-a an the of in on at for to from by with and or nor de du des del della la le les van von der den di da
-no nos
-apt apartment suite ste unit box po psc dpo apo fpo floor fl room rm building bldg corner
-""".split())
-
-
-def _alnum_positions(text: str, start: int, end: int) -> list[int]:
-    return [i for i in range(start, end) if text[i].isalnum()]
-
-
-def coverage(text: str, start: int, end: int, masks: Sequence[Span]) -> tuple[int, int, str]:
-    """(masked letters/digits, all letters/digits, the unmasked part) of ``text[start:end]``.
-
-    Only letters and digits count, so an unmasked trailing period or hyphen does not make a
-    fully masked mention partial. The unmasked part keeps the original text of each unmasked
-    stretch, joined by `` … ``.
-    """
-    masked = [False] * (end - start)
-    for m in masks:
-        if m.end <= start or m.start >= end:
-            continue
-        for i in range(max(m.start, start), min(m.end, end)):
-            masked[i - start] = True
-    chars = _alnum_positions(text, start, end)
-    n_masked = sum(1 for i in chars if masked[i - start])
-    pieces, cur = [], []
-    for i in range(start, end):
-        if not masked[i - start]:
-            cur.append(text[i])
-        elif cur:
-            pieces.append("".join(cur))
-            cur = []
-    if cur:
-        pieces.append("".join(cur))
-    visible = " … ".join(p.strip() for p in pieces if any(c.isalnum() for c in p))
-    return n_masked, len(chars), visible
-
-
-def leaks(visible: str, ignore: frozenset[str] = NON_IDENTIFYING_WORDS) -> bool:
-    """Whether the visible part of a mention has a word other than honorifics / function words."""
-    return any(w.lower() not in ignore for _, _, w in iter_words(visible))
-
-
 def missed_against_gold(text: str, gold_spans: Iterable[Any], masks: Sequence[Span],
                         type_map: Mapping[str, str | None], doc_id: str = "") -> tuple[list[MissedPI], list[MissedPI]]:
     """(scored, unscored) missed mentions of one document.
@@ -381,7 +333,7 @@ def missed_against_gold(text: str, gold_spans: Iterable[Any], masks: Sequence[Sp
     with no letters or digits masked is missed; with some masked, partial; with all, protected.
     A gold label absent from ``type_map`` is an error (so a new gold set is mapped on purpose).
     """
-    masks = sorted(masks, key=lambda s: s.start)
+    cov = Coverage(text, masks)
     scored, unscored = [], []
     for g in gold_spans:
         itype = getattr(g, "identifier_type", None)
@@ -390,12 +342,10 @@ def missed_against_gold(text: str, gold_spans: Iterable[Any], masks: Sequence[Sp
         if g.label not in type_map:
             raise VeilError(f"gold type {g.label!r} (document {doc_id!r}) has no infoType mapping; "
                             f"add one with --type-map {g.label}=TAG (or {g.label}= for unscored)")
-        n_masked, n_chars, visible = coverage(text, g.start, g.end, masks)
-        if n_chars == 0 or n_masked == n_chars:
+        c = cov.mention(g.start, g.end)
+        if c.status == COVERED:
             continue
-        partial = n_masked > 0
-        if partial and not leaks(visible):
-            continue
+        partial, visible = c.status == PARTIAL, c.visible
         surface = text[g.start:g.end]
         entity = getattr(g, "entity_id", None)
         # mentions of one entity share the key; otherwise the whole gold surface (not the visible

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from veil.errors import VeilError
+from veil.textforms import FORMS
 
 DEFAULT_MASKERS = ("entity_tagger", "dlp")
 
@@ -26,6 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="masker option, e.g. entity_tagger.labels=PERSON,ORG,DATE or dlp.min_score=0.6 "
                         "(a comma makes a list; numbers and true/false are converted)")
     p.add_argument("--exclude", action="append", default=[], metavar="TERM", help="never mask this term")
+    p.add_argument("--transform", choices=FORMS, default="none",
+                   help="score the text in this form: lower-cased, or as speech recognition writes it "
+                        "(gold spans remapped; see veil.textforms)")
     p.add_argument("--limit", type=int, default=None, help="score only the first N documents")
     p.add_argument("--show-missed", type=int, default=0, metavar="N",
                    help="also print up to N gold mentions left unmasked, with masked context")
@@ -64,7 +68,8 @@ def _fmt(x: float | None) -> str:
 
 
 def print_table(result: dict[str, Any], maskers: list[str], n_docs: int, seconds: float) -> None:
-    print(f"maskers: {' + '.join(maskers)}   documents: {n_docs}   time: {seconds:.1f}s")
+    print(f"maskers: {' + '.join(maskers)}   documents: {n_docs}   text form: {result.get('transform', 'none')}   "
+          f"time: {seconds:.1f}s")
     if "DIRECT" in result:
         print(f"{'identifiers':<12} {'mention':>7} {'token':>7} {'entity':>7} {'mentions':>9} {'entities':>9}")
         for t in ("DIRECT", "QUASI"):
@@ -80,7 +85,8 @@ def print_table(result: dict[str, Any], maskers: list[str], n_docs: int, seconds
     for k, r in result["per_type"].items():
         print(f"{k:<20} {_fmt(r['mention_recall']):>7} {_fmt(r['token_recall']):>7} {r['mentions']:>9}")
     print(f"\nmasked token share: {result['masked_token_share']:.3f} "
-          f"({result['masked_words']} of {result['words']} words)")
+          f"({result['masked_words']} of {result['words']} words); "
+          f"precision: {_fmt(result['precision']).strip()} (share of masked words inside gold mentions)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     from veil.mask.evaluate import evaluate, missed_mentions
     from veil.mask.gold import read_gold
     from veil.registry import maskers as masker_registry
+    from veil.textforms import transform_documents
 
     maskers = args.masker or list(DEFAULT_MASKERS)
     for name in maskers:
@@ -97,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     golds = read_gold(args.gold, args.format)
     if args.limit is not None:
         golds = golds[: max(0, args.limit)]
+    golds = transform_documents(golds, args.transform)
     try:
         engine = MaskingEngine.from_names(maskers, exclude=args.exclude, options=options)
     except TypeError as e:  # an option the masker does not take
@@ -105,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     detected = engine.detect([g.doc for g in golds])
     seconds = time.perf_counter() - t0
     result = evaluate(golds, detected, args.format)
+    result["transform"] = args.transform
     if args.json:
         out = {k: v for k, v in result.items()}
         out["maskers"] = maskers

@@ -7,7 +7,8 @@ import re
 from typing import Iterable, Sequence
 
 from veil.mask.base import Masker
-from veil.mask.placeholders import merge_spans, render
+from veil.mask.normalise import OffsetMap, detection_view
+from veil.mask.placeholders import lookalike_spans, merge_spans, render
 from veil.registry import maskers as masker_registry
 from veil.textutil import normalise_surface
 from veil.types import Document, MaskedDocument, Span
@@ -20,7 +21,7 @@ class MaskingEngine:
     whichever masker found it.
 
     ``keep`` lists tokens of the corpus's own mark-up that are kept verbatim (case-sensitive,
-    matched as whole tokens): a span that overlaps one is dropped. Penn Treebank's ``<unk>`` is the
+    matched as whole tokens): they are cut out of any span that overlaps them. Penn Treebank's ``<unk>`` is the
     case in point: it already stands for an anonymised rare word, but a word masker sees the
     letters ``unk`` between brackets and would mask them, and a filler would turn the corpus's most
     frequent rare-word token into ``<somethingelse>``.
@@ -45,30 +46,81 @@ class MaskingEngine:
                    keep=keep)
 
     def detect(self, docs: Sequence[Document]) -> list[list[Span]]:
-        """Merged spans per document, on the original texts."""
-        texts = [d.text for d in docs]
+        """Merged spans per document, on the original texts.
+
+        Maskers see each text's detection view (NFC, invisible characters dropped:
+        ``veil.mask.normalise``); their spans are mapped back to the original. Then, once for every
+        masker, the never-mask list is applied and protected stretches are cut out of the spans:
+        user text that looks like a marker (``[PERSON_NAME_1]``, ``[USERNAME]``, ``[\\MASK]``) and
+        ``keep`` tokens. Cutting rather than dropping: a tagger span "[PERSON_NAME_1] Smith" still
+        masks "Smith".
+        """
+        views = [detection_view(d.text) for d in docs]
+        texts = [v for v, _ in views]
         per_doc: list[list[Span]] = [[] for _ in docs]
         for masker in self.maskers:
             for i, spans in enumerate(masker.detect_batch(texts)):
                 per_doc[i].extend(spans)
-        if self.exclude:
-            per_doc = [[s for s in spans if normalise_surface(d.text[s.start:s.end]) not in self.exclude]
-                       for d, spans in zip(docs, per_doc)]
-        if self._keep_re is not None:
-            per_doc = [self._drop_kept(d.text, spans) for d, spans in zip(docs, per_doc)]
-        return [merge_spans(spans) for spans in per_doc]
+        out = []
+        for d, (view, offsets), spans in zip(docs, views, per_doc):
+            if self.exclude and spans:
+                spans = [s for s in spans if normalise_surface(view[s.start:s.end]) not in self.exclude]
+            if offsets is not None and spans:
+                spans = [_map_back(s, offsets) for s in spans]
+            if spans:
+                spans = self._cut_protected(d.text, spans)
+            out.append(merge_spans(spans))
+        return out
 
-    def _drop_kept(self, text: str, spans: list[Span]) -> list[Span]:
-        kept = [m.span() for m in self._keep_re.finditer(text)] if spans else []
-        if not kept:
+    def _protected(self, text: str) -> list[tuple[int, int]]:
+        regions = lookalike_spans(text)
+        if self._keep_re is not None:
+            regions += [m.span() for m in self._keep_re.finditer(text)]
+        return merge_regions(regions)
+
+    def _cut_protected(self, text: str, spans: list[Span]) -> list[Span]:
+        protected = self._protected(text)
+        if not protected:
             return spans
-        ends = [e for _, e in kept]  # kept tokens do not overlap: starts and ends both ascend
+        ends = [e for _, e in protected]
         out = []
         for s in spans:
-            i = bisect.bisect_right(ends, s.start)  # the first kept token ending after the span starts
-            if i == len(kept) or kept[i][0] >= s.end:
+            i = bisect.bisect_right(ends, s.start)  # the first protected stretch ending after the span starts
+            if i == len(protected) or protected[i][0] >= s.end:
                 out.append(s)
+                continue
+            pos = s.start
+            while i < len(protected) and protected[i][0] < s.end:
+                out += _trimmed(text, s, pos, protected[i][0])
+                pos = protected[i][1]
+                i += 1
+            out += _trimmed(text, s, pos, s.end)
         return out
 
     def mask(self, docs: Sequence[Document]) -> list[MaskedDocument]:
         return [render(d, spans, self.style) for d, spans in zip(docs, self.detect(docs))]
+
+
+def merge_regions(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(regions):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _map_back(s: Span, offsets: OffsetMap) -> Span:
+    return Span(offsets.start(s.start), offsets.end(s.end), s.label, s.source, s.score)
+
+
+def _trimmed(text: str, s: Span, start: int, end: int) -> list[Span]:
+    """The piece ``[start, end)`` of span ``s`` without edge spaces; none if it holds no word character."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if not any(c.isalnum() for c in text[start:end]):
+        return []
+    return [Span(start, end, s.label, s.source, s.score)]

@@ -15,8 +15,9 @@ occurrence of a common English word is not taken for the entity ("us" for "US", 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from veil.errors import VeilError
 from veil.mask.base import Masker
@@ -49,9 +50,12 @@ DEFAULT_LABELS = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC")
 TAGGER_SCORE = 0.85  # spaCy's greedy NER gives no probabilities; a fixed score ranks it below regex hits
 PROPAGATED_SCORE = 0.8
 
-# Texts longer than this are cut at a line break or space before it: spaCy refuses texts over
-# nlp.max_length (1M characters) and its memory grows with text length.
-MAX_CHARS = 100_000
+# Memory of spaCy's NER grows by 2-4 KB per character of a batch (one 5 MB line took 19 GB): texts
+# are cut into pieces of at most CHUNK_CHARS, consecutive pieces overlap by OVERLAP_CHARS so that an
+# entity on a cut is seen whole by one of them, and a batch holds at most MAX_BATCH_CHARS characters.
+CHUNK_CHARS = 10_000
+OVERLAP_CHARS = 400
+MAX_BATCH_CHARS = 100_000
 
 
 @lru_cache(maxsize=4)
@@ -76,19 +80,71 @@ def _common_words() -> frozenset[str]:
     return AllowListMasker().vocabulary
 
 
-def _chunks(text: str, limit: int = MAX_CHARS) -> list[tuple[int, str]]:
-    """(offset, piece) cuts of ``text``, each at most ``limit`` characters, cut at whitespace."""
-    if len(text) <= limit:
-        return [(0, text)]
-    out: list[tuple[int, str]] = []
-    pos = 0
-    while pos < len(text):
-        end = min(pos + limit, len(text))
-        if end < len(text):
-            cut = max(text.rfind("\n", pos, end), text.rfind(" ", pos, end))
-            end = cut + 1 if cut > pos else end
-        out.append((pos, text[pos:end]))
-        pos = end
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """``text[start:end]`` is tagged; entities starting in ``[own_start, own_end)`` are kept from it."""
+
+    start: int
+    end: int
+    own_start: int
+    own_end: int
+
+
+def _cut_near(text: str, pos: int, lo: int) -> int:
+    """A cut at or before ``pos`` (not before ``lo``): after a line break, else a sentence end, else a space."""
+    for sep in ("\n", ". ", " "):
+        i = text.rfind(sep, lo, pos)
+        if i >= 0:
+            return i + len(sep)
+    return pos
+
+
+def _after_space(text: str, pos: int, hi: int) -> int:
+    """The first word start at or after ``pos`` (not after ``hi``)."""
+    i = text.find(" ", pos, hi)
+    return i + 1 if i >= 0 else pos
+
+
+def chunk(text: str, size: int = CHUNK_CHARS, overlap: int = OVERLAP_CHARS) -> list[Piece]:
+    """Overlapping pieces of ``text`` of at most ``size`` characters, cut at whitespace.
+
+    Each character is *owned* by exactly one piece; a piece reaches about ``overlap / 2`` characters
+    past its owned stretch on each side, so an entity starting near the end of the owned stretch is
+    still read whole, with some context on both sides.
+    """
+    n = len(text)
+    if n <= size:
+        return [Piece(0, n, 0, n)]
+    half = overlap // 2
+    step = size - overlap
+    bounds = [0]
+    while bounds[-1] + step < n:
+        target = bounds[-1] + step
+        cut = _cut_near(text, target, bounds[-1] + step // 2)
+        bounds.append(cut if cut > bounds[-1] else target)
+    bounds.append(n)
+    out = []
+    for own_start, own_end in zip(bounds, bounds[1:]):
+        start = 0 if own_start == 0 else _after_space(text, max(0, own_start - half), own_start)
+        end = n if own_end == n else _cut_near(text, min(n, own_end + half), own_end) or own_end
+        out.append(Piece(start, max(end, own_end), own_start, own_end))
+    return out
+
+
+def batches(pieces: Sequence[tuple[int, str]], max_items: int, max_chars: int = MAX_BATCH_CHARS
+            ) -> list[list[tuple[int, str]]]:
+    """Consecutive groups of at most ``max_items`` pieces and ``max_chars`` characters (one piece at least)."""
+    out: list[list[tuple[int, str]]] = []
+    cur: list[tuple[int, str]] = []
+    chars = 0
+    for item in pieces:
+        if cur and (len(cur) >= max_items or chars + len(item[1]) > max_chars):
+            out.append(cur)
+            cur, chars = [], 0
+        cur.append(item)
+        chars += len(item[1])
+    if cur:
+        out.append(cur)
     return out
 
 
@@ -128,6 +184,12 @@ _PREV_WORD = re.compile(r"([^\W\d_][\w'’.-]*)[ \t]{1,2}$")
 _PAREN = re.compile(r"[ \t]?\(([^()\n]{1,80})\)")
 _NATIONAL = re.compile(r"[ \t]+(?:nationals?|citizens?)\b")
 EXTENDED_LABELS = frozenset({"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "FACILITY"})
+# "District of Famagusta", "municipality of Härjedalen", "northern Cyprus": the unit or direction
+# names which place it is, and a visible "Borough of" beside a masked name still narrows it down
+_PLACE_PREFIX = re.compile(r"(?i:(?:(?:the\s+)?(?:district|borough|county|municipality|province|region|city|town|"
+                           r"village|canton|department|prefecture|oblast|voivodeship|commune|parish)\s+of|"
+                           r"(?:north|south|east|west)(?:ern)?|central|north-?(?:east|west)(?:ern)?|"
+                           r"south-?(?:east|west)(?:ern)?)[ \t]+)$")
 
 
 def _is_name_word(w: str) -> bool:
@@ -157,6 +219,8 @@ def extend(text: str, spans: list[Span]) -> list[Span]:
             start = m.start()
         if (m := _PAREN.match(text, end)) and m.group(1)[0].isupper():
             end = m.end()
+        if s.label == "LOCATION" and (m := _PLACE_PREFIX.search(text, max(0, start - 40), start)):
+            start = m.start()
         if end > len(text) or start < 0:
             start, end = s.start, s.end
         text_end = text[start:end].rstrip(".")  # "Mr Smith." keeps the full stop out
@@ -169,14 +233,16 @@ class EntityTaggerMasker(Masker):
     """``EntityTaggerMasker(labels=("PERSON", "ORG"), batch_size=256, n_process=1)``.
 
     ``labels`` are spaCy's labels (see :data:`SPACY_TO_DLP`); ``propagate=False`` keeps only the
-    tagger's own hits.
+    tagger's own hits. ``chunk_chars`` / ``overlap_chars`` / ``max_batch_chars`` bound the memory
+    (see :func:`chunk`); the defaults keep one process under 1.5 GB on any input.
     """
 
     name = "entity_tagger"
 
     def __init__(self, model: str = DEFAULT_MODEL, labels: Iterable[str] = DEFAULT_LABELS,
                  batch_size: int = 256, n_process: int = 1, propagate: bool = True,
-                 extend: bool = True) -> None:
+                 extend: bool = True, chunk_chars: int = CHUNK_CHARS, overlap_chars: int = OVERLAP_CHARS,
+                 max_batch_chars: int = MAX_BATCH_CHARS) -> None:
         if isinstance(labels, str):  # "PERSON,ORG" from a command line
             labels = [lab.strip() for lab in labels.split(",") if lab.strip()]
         self.labels = tuple(labels)
@@ -186,6 +252,9 @@ class EntityTaggerMasker(Masker):
                             f"choose from {', '.join(SPACY_TO_DLP)}")
         if batch_size < 1 or n_process < 1:
             raise VeilError("entity_tagger: batch_size and n_process must be at least 1")
+        if not 0 <= 2 * overlap_chars < chunk_chars or max_batch_chars < 1:
+            raise VeilError("entity_tagger: need 0 <= 2 * overlap_chars < chunk_chars and max_batch_chars >= 1")
+        self.chunk_chars, self.overlap_chars, self.max_batch_chars = chunk_chars, overlap_chars, max_batch_chars
         self.model = model
         self.batch_size = batch_size
         self.n_process = n_process
@@ -197,6 +266,24 @@ class EntityTaggerMasker(Masker):
     def detect(self, text: str) -> list[Span]:
         return self.detect_batch([text])[0]
 
+    def _tag(self, unique: dict[str, int]) -> Iterator[tuple[int, Piece, Any]]:
+        """(text index, piece, spaCy doc) for every piece of every text, in batches bounded in characters."""
+        work: list[tuple[int, Piece]] = [(u, p) for text, u in unique.items()
+                                      for p in chunk(text, self.chunk_chars, self.overlap_chars)]
+        texts = list(unique)
+        items = [(i, texts[u][p.start:p.end]) for i, (u, p) in enumerate(work)]
+        if self.n_process > 1:
+            # one pipe call keeps the worker processes; its batch size bounds the characters per batch
+            longest = max((len(t) for _, t in items), default=1)
+            size = max(1, min(self.batch_size, self.max_batch_chars // max(1, longest)))
+            docs = self.nlp.pipe((t for _, t in items), batch_size=size, n_process=self.n_process)
+            for (u, p), doc in zip(work, docs):
+                yield u, p, doc
+            return
+        for group in batches(items, self.batch_size, self.max_batch_chars):
+            for (i, _), doc in zip(group, self.nlp.pipe([t for _, t in group], batch_size=len(group))):
+                yield work[i][0], work[i][1], doc
+
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
         # Identical texts ("Yeah.", "Uh-huh." in transcripts) are tagged once: NER is
         # deterministic per text, so this is lossless; empty texts are not tagged at all.
@@ -204,20 +291,14 @@ class EntityTaggerMasker(Masker):
         for text in texts:
             if text.strip() and text not in unique:
                 unique[text] = len(unique)
-        pieces: list[str] = []
-        owners: list[tuple[int, int]] = []  # (unique text index, offset of the piece in that text)
-        for u, text in enumerate(unique):
-            for offset, piece in _chunks(text):
-                pieces.append(piece)
-                owners.append((u, offset))
         found: list[list[Span]] = [[] for _ in unique]
         wanted, source = self._wanted, self.name
-        docs = self.nlp.pipe(pieces, batch_size=self.batch_size, n_process=self.n_process)
-        for (u, offset), doc in zip(owners, docs):
+        for u, piece, doc in self._tag(unique):
             for ent in doc.ents:
                 label = wanted.get(ent.label_)
-                if label is not None:
-                    found[u].append(Span(offset + ent.start_char, offset + ent.end_char, label, source, TAGGER_SCORE))
+                start = piece.start + ent.start_char
+                if label is not None and piece.own_start <= start < piece.own_end:
+                    found[u].append(Span(start, piece.start + ent.end_char, label, source, TAGGER_SCORE))
         for text, u in unique.items():
             spans = found[u]
             if spans and self.extend:

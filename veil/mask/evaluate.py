@@ -1,8 +1,7 @@
-"""Detect and mask stage: score detected spans against gold spans (recall, and the share of words masked).
+"""Detect and mask stage: score detected spans against gold spans (recall, precision, share of words masked).
 
-A gold mention counts as masked when every character of it is covered by a detected span,
-except characters the TAB evaluation ignores: spaces, punctuation, honorifics ("Mr", "Mrs", "Ms",
-and here also "Dr", "Prof", "Miss") and a few function words ("of", "the", "and", ...) that
+Whether a gold mention counts as masked is decided by ``veil.mask.coverage`` (the same rule as the
+risk audit): all its letters and digits masked except honorifics and a few function words that
 annotators disagree about including (TAB's ``evaluation.py``, Pilán et al. 2022). Tokens are
 ``\\w+`` runs of a mention, each scored the same way.
 
@@ -14,8 +13,9 @@ TAB (``tab``), per identifier type (DIRECT, QUASI; NO_MASK mentions are not scor
   masked. An entity counts as DIRECT if any of its mentions is DIRECT.
 
 Other formats report mention and token recall per gold type and overall. Every result carries
-``masked_token_share``: masked words / all words (``veil.textutil`` words) over the whole gold set,
-the price paid for the recall.
+``masked_token_share`` (masked words / all words, ``veil.textutil`` words, over the whole gold set:
+the price paid for the recall) and ``precision``: the share of masked words that touch a gold
+mention to be masked (TAB: DIRECT or QUASI; other formats: any gold mention).
 """
 
 from __future__ import annotations
@@ -24,56 +24,30 @@ import re
 from collections import defaultdict
 from typing import Any, Sequence
 
+from veil.mask.coverage import Coverage, spans_of, word_counts
 from veil.mask.gold import TO_MASK, GoldDocument, GoldSpan
-from veil.mask.placeholders import merge_spans
-from veil.mask.stats import masked_word_counts
 from veil.types import Span
 
-# TAB's TOKENS_TO_IGNORE_IN_COUNTS, plus the honorifics "dr", "prof", "miss"
-TOKENS_TO_IGNORE = ("mr", "mrs", "ms", "dr", "prof", "miss", "and", "or", "from", "until", "to",
-                    "about", "after", "as", "at", "before", "between", "by", "during", "for", "in",
-                    "into", "of", "on", "over", "since", "with", "the", "a", "an", "no", "nr",
-                    "’s", "'s")
-_SKIP_RE = re.compile("(?:" + "|".join([r"\b" + re.escape(t) + r"\b" for t in TOKENS_TO_IGNORE]
-                                       + [re.escape(c) for c in ",.-;:/&()[]–'\" ’“”"]) + r"|\s)",
-                      re.IGNORECASE)
 _TOKEN_RE = re.compile(r"\w+")
-
-
-class Coverage:
-    """Which characters of one text the detected spans cover."""
-
-    def __init__(self, text: str, spans: Sequence[Span]) -> None:
-        self.text = text
-        self.covered = bytearray(len(text))
-        for s in spans:
-            self.covered[s.start:s.end] = b"\x01" * (min(s.end, len(text)) - s.start)
-
-    def is_masked(self, start: int, end: int) -> bool:
-        uncovered = {i for i in range(start, end) if not self.covered[i]}
-        if not uncovered:
-            return True
-        for m in _SKIP_RE.finditer(self.text, start, end):
-            uncovered.difference_update(range(m.start(), m.end()))
-            if not uncovered:
-                return True
-        return False
-
-    def tokens(self, start: int, end: int) -> list[tuple[int, int]]:
-        return [(m.start(), m.end()) for m in _TOKEN_RE.finditer(self.text, start, end)]
 
 
 def _ratio(hit: int, n: int) -> float | None:
     return hit / n if n else None
 
 
-def masked_token_share(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]]) -> tuple[float, int, int]:
-    masked = total = 0
+def _to_mask(gd: GoldDocument) -> list[GoldSpan]:
+    return [g for g in gd.spans if g.identifier_type is None or g.identifier_type in TO_MASK]
+
+
+def masked_token_share(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]]) -> dict[str, Any]:
+    """``masked_token_share``, ``precision`` and the word counts behind them, over all documents."""
+    words = masked = in_gold = 0
     for gd, spans in zip(golds, detected):
-        m, t = masked_word_counts(gd.doc.text, merge_spans(spans))
-        masked += m
-        total += t
-    return (masked / total if total else 0.0), masked, total
+        w, m, g = word_counts(gd.doc.text, Coverage(gd.doc.text, spans),
+                              Coverage(gd.doc.text, spans_of(_to_mask(gd))))
+        words, masked, in_gold = words + w, masked + m, in_gold + g
+    return {"masked_token_share": masked / words if words else 0.0, "precision": _ratio(in_gold, masked),
+            "masked_words": masked, "words": words, "masked_words_in_gold": in_gold}
 
 
 class _Counts:
@@ -83,12 +57,12 @@ class _Counts:
         self.mentions = self.mentions_hit = self.tokens = self.tokens_hit = 0
 
     def add(self, cov: Coverage, g: GoldSpan) -> bool:
-        hit = cov.is_masked(g.start, g.end)
+        hit = cov.is_covered(g.start, g.end)
         self.mentions += 1
         self.mentions_hit += hit
-        for ts, te in cov.tokens(g.start, g.end):
+        for m in _TOKEN_RE.finditer(cov.text, g.start, g.end):
             self.tokens += 1
-            self.tokens_hit += cov.is_masked(ts, te)
+            self.tokens_hit += cov.is_covered(m.start(), m.end())
         return hit
 
     def result(self) -> dict[str, Any]:
@@ -121,15 +95,13 @@ def evaluate_tab(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span
             itype = "DIRECT" if any(t == "DIRECT" for t, _ in mentions) else "QUASI"
             entities[itype][1] += 1
             entities[itype][0] += all(hit for _, hit in mentions)
-    share, masked, total = masked_token_share(golds, detected)
     out: dict[str, Any] = {}
     for t in TO_MASK:
         out[t] = by_itype[t].result()
         out[t]["entity_recall"] = _ratio(*entities[t])
         out[t]["entities"] = entities[t][1]
     out["per_type"] = {k: by_type[k].result() for k in sorted(by_type)}
-    out["masked_token_share"] = share
-    out["masked_words"], out["words"] = masked, total
+    out.update(masked_token_share(golds, detected))
     return out
 
 
@@ -143,9 +115,8 @@ def evaluate_types(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Sp
         for g in gd.spans:
             overall.add(cov, g)
             by_type[g.label].add(cov, g)
-    share, masked, total = masked_token_share(golds, detected)
     return {"overall": overall.result(), "per_type": {k: by_type[k].result() for k in sorted(by_type)},
-            "masked_token_share": share, "masked_words": masked, "words": total}
+            **masked_token_share(golds, detected)}
 
 
 def evaluate(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]], fmt: str) -> dict[str, Any]:
@@ -159,7 +130,7 @@ def missed_mentions(golds: Sequence[GoldDocument], detected: Sequence[Sequence[S
     for gd, spans in zip(golds, detected):
         cov = Coverage(gd.doc.text, spans)
         for g in gd.spans:
-            if g.identifier_type == "NO_MASK" or cov.is_masked(g.start, g.end):
+            if g.identifier_type == "NO_MASK" or cov.is_covered(g.start, g.end):
                 continue
             text = gd.doc.text
             lo, hi = max(0, g.start - context), min(len(text), g.end + context)

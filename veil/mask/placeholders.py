@@ -28,6 +28,11 @@ def escape(text: str) -> str:
     return _LOOKALIKE_RE.sub(lambda m: "[\\" + m.group(1) + m.group(2) + "]", text)
 
 
+def lookalike_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every marker look-alike in user text, escaped or not: never masked inside."""
+    return [m.span() for m in _LOOKALIKE_RE.finditer(text)] if "[" in text else []
+
+
 def unescape(text: str) -> str:
     return _LOOKALIKE_RE.sub(
         lambda m: "[" + m.group(1)[1:] + m.group(2) + "]" if m.group(1) else m.group(0), text)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from veil.mask.detectors.base import Detector, PatternDetector
 from veil.mask.detectors.contact import EmailDetector, IpAddressDetector, PhoneDetector, UrlDetector
-from veil.mask.detectors.numbers import (AgeDetector, CreditCardDetector, DateDetector, DurationDetector,
+from veil.mask.detectors.numbers import (AgeDetector, CaseCodeDetector, CreditCardDetector, DateDetector, DurationDetector,
                                          MoneyDetector, NumberDetector, QuantityDetector,
                                          StreetAddressDetector, UsSsnDetector)
-from veil.mask.detectors.words import (DictionaryDetector, SpelledWordDetector, TitledNameDetector,
-                                       UsernameDetector)
+from veil.mask.detectors.words import (DictionaryDetector, NonLatinNameDetector, SpelledWordDetector,
+                                       TitledNameDetector, UsernameDetector)
 
 #: detector name -> class; the DLP masker runs DEFAULT_DETECTORS unless told otherwise
 DETECTORS: dict[str, type[Detector]] = {
@@ -19,6 +19,7 @@ DETECTORS: dict[str, type[Detector]] = {
     "credit_card": CreditCardDetector,
     "us_ssn": UsSsnDetector,
     "number": NumberDetector,
+    "case_code": CaseCodeDetector,
     "date": DateDetector,
     "age": AgeDetector,
     "duration": DurationDetector,
@@ -28,6 +29,7 @@ DETECTORS: dict[str, type[Detector]] = {
     "spelled_word": SpelledWordDetector,
     "username": UsernameDetector,
     "titled_name": TitledNameDetector,
+    "non_latin_name": NonLatinNameDetector,
 }
 DEFAULT_DETECTORS = tuple(DETECTORS)
 

@@ -36,6 +36,8 @@ class PatternDetector(Detector):
     CONTEXT: str | None = None
     CONTEXT_WINDOW = 100
     CONTEXT_BOOST = 0.3
+    #: report overlapping hits of the patterns as one span (a date and its parts, a code's two readings)
+    MERGE_OVERLAPS = False
 
     def __init__(self) -> None:
         self._patterns = [(re.compile(p, self.FLAGS), s) for p, s in self.PATTERNS]
@@ -49,6 +51,14 @@ class PatternDetector(Detector):
         return True
 
     def find(self, text: str, source: str) -> Iterator[Span]:
+        if not self.MERGE_OVERLAPS:
+            yield from self._find(text, source)
+            return
+        from veil.mask.placeholders import merge_spans
+
+        yield from merge_spans(list(self._find(text, source)))
+
+    def _find(self, text: str, source: str) -> Iterator[Span]:
         if not self.may_match(text):
             return
         hot: list[tuple[int, int]] | None = None

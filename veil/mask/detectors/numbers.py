@@ -133,16 +133,53 @@ _DAY_NUM = r"(?:[12]\d|3[01]|0?[1-9])"
 _DAY = _DAY_NUM + r"(?:st|nd|rd|th)?"
 
 
+_UNIT_W = "one|two|three|four|five|six|seven|eight|nine"
+_ORD_UNIT_W = "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth"
+# a day of the month as speech recognition writes it: "twenty two", "twenty-second", "the first"
+_SPOKEN_DAY = (r"(?:(?:twenty|thirty)(?:[\s-](?:" + _UNIT_W + "|" + _ORD_UNIT_W + r"))?|twentieth|thirtieth|"
+               r"ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|"
+               r"tenth|eleventh|twelfth|(?:thir|four|fif|six|seven|eigh|nine)teenth|" + _UNIT_W + "|" + _ORD_UNIT_W + ")")
+_TENS_W = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_TEEN_W = "ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
+# a year as spoken: "nineteen ninety nine", "nineteen oh five", "two thousand and five", "twenty twenty"
+_SPOKEN_YEAR = (r"(?:(?:eighteen|nineteen|twenty)\s+(?:hundred|o[h]?\s+(?:" + _UNIT_W + r")|" + _TEEN_W +
+                r"|(?:" + _TENS_W + r")(?:[\s-](?:" + _UNIT_W + r"))?)"
+                r"|two\s+thousand(?:\s+and)?(?:\s+(?:" + _TEEN_W + r"|twenty(?:[\s-](?:" + _UNIT_W + r"))?|"
+                + _UNIT_W + r"))?)")
+# month names in any case, but "may" only capitalised (the verb); the digit-only patterns below add it
+_MONTH_I = r"(?:(?i:" + _MONTHS.replace("May|", "") + r")|May)"
+_YEAR = r"(?:\d{4}|" + _SPOKEN_YEAR + r")"
+_DAY_ANY = r"(?:" + _DAY + r"|" + _SPOKEN_DAY + r")"
+# "14 and 27 July", "1 to 3 May": two days of one month
+_DAYS = _DAY_ANY + r"(?:\s*(?:and|to|-|–)\s*" + _DAY_ANY + r")?"
+# "beginning of", "first half of", "summer and autumn of": a part of a month or year
+_PART = (r"(?:(?:the\s+)?(?:beginning|end|middle|start|course|first\s+half|second\s+half|spring|summer|autumn|"
+         r"winter|early|late|mid)(?:\s+and\s+(?:spring|summer|autumn|winter))?(?:\s+of)?[\s-]+)?")
+
+
 class DateDetector(PatternDetector):
-    """Calendar dates: "22 June 2005", "June 22nd, 2005", "June 2005", "12/03/1999", "in March"."""
+    """Calendar dates: "22 June 2005", "June 22nd, 2005", "June 2005", "12/03/1999", "in March".
+
+    Month names match in any case when a day or a year is beside them ("22 june 2005"); spoken days
+    and years too ("twenty two june two thousand and five", "june nineteen ninety nine"), as
+    speech recognition writes dates. Two days of one month ("14 and 27 July 1999") and a part of a
+    month or year ("end of October 1997", "first half of 1993") are one date.
+    """
 
     label = "DATE"
+    MERGE_OVERLAPS = True
     PATTERNS = (
-        (r"\b" + _DAY + r"(?:\s+of)?\s+(?:" + _MONTHS + r")\b\.?(?:,?\s+\d{4}\b)?", 0.8),
-        (r"\b(?:" + _MONTHS + r")\.?\s+" + _DAY + r"\b(?:,?\s+\d{4}\b)?", 0.8),
-        (r"\b(?:" + _MONTHS + r")\.?,?\s+\d{4}\b", 0.8),
+        (r"(?i:\b" + _PART + r")\b" + _DAYS + r"(?:\s+of)?\s+(?:the\s+)?" + _MONTH_I + r"\b\.?(?:,?\s+" + _YEAR + r"\b)?", 0.8),
+        (r"(?i:\b" + _PART + r")\b" + _MONTH_I + r"\.?\s+(?:the\s+)?" + _DAYS + r"\b(?:,?\s+" + _YEAR + r"\b)?", 0.8),
+        (r"(?i:\b" + _PART + r")\b" + _MONTH_I + r"\.?,?\s+" + _YEAR + r"\b", 0.8),
         (r"(?<![\d/.-])(?:" + _DAY_NUM + r"[/.-]" + _DAY_NUM + r"[/.-](?:\d{4}|\d{2})"
          r"|\d{4}-(?:0?[1-9]|1[0-2])-" + _DAY_NUM + r")(?![\d/.-])", 0.8),
+        # "5 may", "may 2005": the verb never sits between digits like this
+        (r"\b" + _DAY + r"(?:\s+of)?\s+(?i:may)\b(?:,?\s+" + _YEAR + r"\b)?", 0.8),
+        (r"\b(?i:may)\s+" + _DAY + r"(?:,?\s+\d{4})?\b|\b(?i:may),?\s+\d{4}\b", 0.8),
+        # a part of a year: "first half of 1993"
+        (r"(?i:\b(?:the\s+)?(?:beginning|end|middle|start|first\s+half|second\s+half|spring|summer|autumn|winter)"
+         r"(?:\s+and\s+(?:spring|summer|autumn|winter))?\s+of\s+)(?:\d{4}|(?i:" + _SPOKEN_YEAR + r"))\b", 0.8),
         # a month name alone ("in March"), capitalised; "May" alone is too often the verb
         (r"\b(?:January|February|March|April|June|July|August|September|October|November|December)\b", 0.55),
     )
@@ -226,10 +263,43 @@ class MoneyDetector(PatternDetector):
 
 
 class QuantityDetector(PatternDetector):
-    """Measured quantities: "50 metres", "26 km/h", "3.5 hectares", "12 per cent"."""
+    """Measured quantities: "50 metres", "26 km/h", "3.5 hectares", "12 per cent"; counted things: "79 packages"."""
 
     label = "QUANTITY"
-    PATTERNS = ((r"\b\d[\d,.]*\s?" + _MEASURES + r"(?![\w/])", 0.6),)
+    MERGE_OVERLAPS = True
+    PATTERNS = ((r"\b\d[\d,.]*\s?" + _MEASURES + r"(?![\w/])", 0.6),
+                # counted things: "79 packages", "seven other persons", "fifty-five hearings"
+                (r"\b" + _AMOUNT + r"\s+(?:other\s+|more\s+|separate\s+|further\s+)?(?:[a-z]+\s+)?[a-z]{3,}s\b", 0.55))
+    FLAGS = re.IGNORECASE
+
+
+# a code: letters and digits joined by "/", ".", "-" with a digit somewhere ("18403/91", "24/59W2",
+# "33/21.2.3", "E.1", "D-4840", "11/2345-A")
+_CODE = r"(?=[\w./-]*\d)[A-Za-z0-9]+(?:[/.\-][A-Za-z0-9]+)+"
+_CODE_KEYWORDS = (r"(?:application|case|file|ref(?:erence)?|account|registration|reg|docket|record|claim|"
+                  r"complaint|decision|judgment|policy|customer|member|order|ticket|id|no|nos|nr|number|n°)")
+
+
+class CaseCodeDetector(PatternDetector):
+    """Codes that identify a case, an application or an account, masked whole.
+
+    A number detector masks the digit runs of "11/2345-A" or "no. 2" and leaves the rest, which a
+    risk audit scores as a partly masked ID. This detector takes the whole code: a token joining
+    letters and digits with ``/ . -`` ("18403/91", "E.1", "33/21.2.3"), any code or number after a
+    keyword ("application no. 2", "case No. 12-345", "account #4471"), and law-report citations
+    ("NJA 2005 p. 884", "[2001] 3 WLR 206").
+    """
+
+    label = "GENERIC_ID"
+    MERGE_OVERLAPS = True
+    PATTERNS = (
+        # not a plain decimal ("3.5")
+        (r"(?<![\w/.\-])(?!\d+\.\d+(?![\w/.\-]|\.\w))" + _CODE + r"(?![\w/\-]|\.\w)", 0.6),
+        (r"\b" + _CODE_KEYWORDS + r"\b\.?\s*(?:no\.?\s*|number\s+)?[:#]?\s*"
+         r"(?P<hit>(?:[A-Za-z]{0,4}[\s-]?)?\d(?:[\w/.\-]*\w)?)", 0.7),
+        (r"(?P<hit>\b[A-Z]{2,5}\s\d{4}\s[ps]\.?\s?\d+)", 0.8),
+        (r"(?P<hit>\[\d{4}\]\s+\d{1,4}\s+[A-Z][A-Za-z]{1,5}\s+\d+)", 0.8),
+    )
     FLAGS = re.IGNORECASE
 
     def may_match(self, text: str) -> bool:

@@ -118,6 +118,44 @@ class TitledNameDetector(Detector):
                 yield Span(m.end(), end, self.label, source, 0.75)
 
 
+@lru_cache(maxsize=4096)
+def _non_latin_letter(c: str) -> bool:
+    """A letter of another script than Latin (Hebrew, Cyrillic, Greek, Arabic, CJK, ...)."""
+    import unicodedata
+
+    return ord(c) >= 0x250 and c.isalpha() and not unicodedata.name(c, "LATIN").startswith("LATIN")
+
+
+class NonLatinNameDetector(Detector):
+    """Words in a non-Latin script inside (mostly) Latin-script text: "Mr שמעון פרס", "Иван Петров".
+
+    An English NER model tags none of them, and in English corpora such words are names, places or
+    quoted foreign terms: all worth masking. A run of such words (spaces between) is one span.
+    The cost in precision is what a corpus holds in other scripts; it is measured in
+    docs/detection_comparison.md (masked words on the English gold sets). Text in a non-Latin
+    script as a whole needs a model for that language instead: this rule would mask all of it.
+    """
+
+    label = "NON_LATIN_NAME"
+    _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        if text.isascii():
+            return
+        start = end = -1
+        for m in self._WORD.finditer(text):
+            if m.group().isascii() or not any(_non_latin_letter(c) for c in m.group()):
+                continue
+            if start >= 0 and text[end:m.start()].isspace():
+                end = m.end()
+                continue
+            if start >= 0:
+                yield Span(start, end, self.label, source, 0.7)
+            start, end = m.start(), m.end()
+        if start >= 0:
+            yield Span(start, end, self.label, source, 0.7)
+
+
 def read_dictionary(path: str | Path) -> dict[str, str]:
     """``term<TAB>TYPE`` per line (TYPE optional, default CUSTOM); ``#`` comments and blank lines skipped."""
     path = Path(path)

@@ -1,0 +1,120 @@
+"""Detect and mask stage: the quasi-identifier masker (professions, nationalities, ethnicities, religions, illnesses).
+
+TAB calls these DEM and MISC: words that do not name anyone but narrow down who someone is ("a
+Kurdish primary school teacher with paranoid schizophrenia"). Names taggers miss them, and in
+lower-cased or speech-recognised text spaCy's NORP tagging goes too. This masker matches lexicons
+case-insensitively, so it reads every text form alike:
+
+- nationalities: the demonyms of ``countryinfo`` (its country records), label ``NATIONALITY``;
+- professions: the job titles of ``Faker``'s ``job`` provider (the part before a comma,
+  "Accountant, chartered" -> "accountant", plural too), label ``OCCUPATION``;
+- TAB's own DEM / MISC identifiers from its *train* split (``scripts/build_quasi_terms.py``;
+  ethnic and religious groups, illnesses, local terms), labels ``DEMOGRAPHIC`` / ``QUASI_ID``;
+- a user file of ``term<TAB>TYPE`` lines (``terms_file``), as the DLP custom dictionary.
+
+Words inside a term may be joined by spaces, hyphens or apostrophes or nothing ("Jehovah's",
+"jehovahs", "greek cypriot"), as speech recognition writes them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from veil.errors import VeilError
+from veil.mask.base import Masker
+from veil.types import Span
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "quasi"
+TAB_TERMS = DATA / "tab_train_terms.tsv"
+SOURCES = ("nationalities", "occupations", "tab")
+_TAB_LABELS = {"DEM": "DEMOGRAPHIC", "MISC": "QUASI_ID"}
+SCORE = 0.6
+
+
+@lru_cache(maxsize=1)
+def nationalities() -> tuple[str, ...]:
+    """Demonyms of ``countryinfo``'s country records ("Swedish", "New Zealander", "Bosnian", "Herzegovinian")."""
+    import countryinfo  # lazy: reads 250 JSON files
+
+    out: set[str] = set()
+    for f in (Path(countryinfo.__file__).parent / "data").glob("*.json"):
+        rec = json.loads(f.read_text(encoding="utf-8"))
+        for d in re.split(r"[,/]", rec.get("demonym") or "") if isinstance(rec, dict) else ():
+            if d.strip():
+                out.add(d.strip())
+    if not out:
+        raise VeilError("countryinfo has no demonyms: is the countryinfo package installed whole?")
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=1)
+def occupations() -> tuple[str, ...]:
+    """Faker's job titles, the part before a comma ("Engineer, civil" -> "Engineer")."""
+    from faker.providers.job import Provider
+
+    out = set()
+    for job in Provider.jobs:
+        head = job.split(",")[0].strip()
+        if head and not any(c in head for c in "/()"):
+            out.add(head)
+    return tuple(sorted(out))
+
+
+def read_terms(path: str | Path) -> dict[str, str]:
+    from veil.mask.detectors.words import read_dictionary
+
+    return read_dictionary(path)
+
+
+def _term_pattern(term: str) -> str | None:
+    """The term's words, joined by up to three non-word characters, with an optional plural ending."""
+    words = re.findall(r"[^\W_]+", term.lower())
+    if not words:
+        return None
+    return r"[\W_]{0,3}".join(re.escape(w) for w in words) + r"(?:e?s)?"
+
+
+class QuasiIdentifierMasker(Masker):
+    """``QuasiIdentifierMasker(sources=("nationalities", "occupations", "tab"), terms_file=None)``."""
+
+    name = "quasi"
+
+    def __init__(self, sources: Iterable[str] = SOURCES, terms_file: str | Path | None = None) -> None:
+        if isinstance(sources, str):
+            sources = [s.strip() for s in sources.split(",") if s.strip()]
+        sources = list(sources)
+        unknown = [s for s in sources if s not in SOURCES]
+        if unknown:
+            raise VeilError(f"quasi: unknown source(s) {', '.join(unknown)}; choose from {', '.join(SOURCES)}")
+        terms: dict[str, str] = {}  # lower-case term -> label
+        if "nationalities" in sources:
+            terms.update({t.lower(): "NATIONALITY" for t in nationalities()})
+        if "occupations" in sources:
+            terms.update({t.lower(): "OCCUPATION" for t in occupations()})
+        if "tab" in sources:
+            for t, k in read_terms(TAB_TERMS).items():  # the nationality / occupation label is more specific
+                terms.setdefault(t.lower(), _TAB_LABELS.get(k, k))
+        if terms_file is not None:
+            terms.update({t.lower(): k for t, k in read_terms(terms_file).items()})
+        if not terms:
+            raise VeilError("quasi: no terms (choose a source or give terms_file)")
+        patterns: dict[str, str] = {}
+        self._labels: list[str] = []
+        for term, label in sorted(terms.items(), key=lambda kv: -len(kv[0])):
+            p = _term_pattern(term)
+            if p is not None and p not in patterns:
+                patterns[p] = label
+        self._groups = list(patterns.values())
+        # one alternation, longest term first; the group index names the label
+        self._re = re.compile(r"(?<!\w)(?:" + "|".join(f"({p})" for p in patterns) + r")(?!\w)", re.IGNORECASE)
+
+    def detect(self, text: str) -> list[Span]:
+        return [Span(m.start(), m.end(), self._groups[m.lastindex - 1], self.name, SCORE)
+                for m in self._re.finditer(text)]
+
+    def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
+        return [self.detect(t) for t in texts]
