@@ -94,12 +94,16 @@ class CausalWordScorer:
                  start_token_id: int | None = None, token_budget: int = 4096,
                  left_words: int = 64, right_words: int = 32, exclude_pool: int = 4,
                  sentence_end: str | None = "\n", shortlist: int | None = None, shortlist_words: int = 4,
+                 verify: "CausalWordScorer | None" = None, verify_margin: float = 1.0,
                  progress: bool = False) -> None:
         import torch
 
         if shortlist is not None and (shortlist < 1 or shortlist_words < 1):
             raise VeilError("shortlist and shortlist_words must be at least 1 (shortlist=None scores every candidate)")
         self.shortlist, self.shortlist_words = shortlist, shortlist_words
+        # verify: an exact (fp32) scorer on the same model that re-scores the candidates within
+        # verify_margin of the best, so a bf16 rounding cannot decide a close call
+        self.verify, self.verify_margin = verify, verify_margin
         self.torch = torch
         self.model, self.tok = model, tokenizer
         self.n_candidates, self.max_word_tokens = n_candidates, max_word_tokens
@@ -435,9 +439,32 @@ class CausalWordScorer:
                 pre = self._encode_prefixes([splits[i][0] for i in group])
                 cands = self._propose_pre(pre, [splits[i][1] for i in group], [excl[i] for i in group])
                 cands, scores = self._shortlist_scores(pre, gctx, cands, k)
+            if self.verify is not None:
+                self._verify_close_calls(gctx, cands, scores)
             for i, c, sc in zip(group, cands, scores):
                 out[i] = _top(c, sc, k)
         return out
+
+    def _verify_close_calls(self, contexts: Sequence[MarkerContext], cands: list[list[str]],
+                            scores: list[list[float]]) -> None:
+        """Re-score with :attr:`verify` the candidates within ``verify_margin`` of each marker's best
+        (where there are two or more): they replace the approximate scores, the others move below them."""
+        close: list[tuple[int, list[int]]] = []
+        for m, sc in enumerate(scores):
+            if len(sc) > 1:
+                best = max(sc)
+                idx = [j for j, v in enumerate(sc) if v >= best - self.verify_margin]
+                if len(idx) > 1:
+                    close.append((m, idx))
+        if not close:
+            return
+        exact = self.verify.score([contexts[m] for m, _ in close], [[cands[m][j] for j in idx] for m, idx in close])
+        for (m, idx), ex in zip(close, exact):
+            floor = min(ex) - self.verify_margin  # the others stay ranked, below every verified one
+            shift = max(scores[m]) - floor
+            scores[m] = [v - shift for v in scores[m]]
+            for j, v in zip(idx, ex):
+                scores[m][j] = v
 
     def _shortlist_scores(self, pre: dict, contexts: Sequence[MarkerContext], cands: list[list[str]],
                           k: int) -> tuple[list[list[str]], list[list[float]]]:
@@ -541,6 +568,17 @@ def _top(words: Sequence[str], scores: Sequence[float], k: int) -> list[tuple[st
     return ranked[:k]
 
 
+def _low_precision_copy(model: Any, dtype: Any) -> Any:
+    """A copy of ``model`` in ``dtype`` (plain ``nn.Linear`` layers: the oneDNN fp32 path does not apply)."""
+    import copy
+
+    from veil.models.cpu_linear import restore_linears
+
+    low = copy.deepcopy(model)
+    restore_linears(low)
+    return low.to(dtype)
+
+
 class LLMFiller(CandidateFiller):
     """``llm``: candidate words from a causal LM's left-context proposals, ranked by full-sentence
     log-likelihood. ``model``: ``None``/``"smollm2"`` (packaged SmolLM2-135M-Instruct), a hub name,
@@ -548,15 +586,17 @@ class LLMFiller(CandidateFiller):
 
     name = "llm"
     supports_exclude = True
-    #: bumped when the same options give other rankings (2: ``sentence_end``), so cached fills are not reused
-    version = 2
+    #: bumped when the same options give other rankings (2: ``sentence_end``; 3: bf16 where native, the
+    #: shortlist), so cached fills are not reused
+    version = 3
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, n_candidates: int = 32, max_word_tokens: int = 6,
                  left_words: int = 64, right_words: int = 32, token_budget: int = 4096, exclude_pool: int = 4,
-                 sentence_end: str | None = "\n", shortlist: int | None = None, shortlist_words: int = 4, device: str | None = None, dtype: str | None = None,
+                 sentence_end: str | None = "\n", shortlist: int | None = 6, shortlist_words: int = 4,
+                 verify_margin: float | None = 1.0, device: str | None = None, dtype: str | None = "auto",
                  start_token_id: int | None = None, model_obj: Any = None, tokenizer: Any = None,
-                 **options) -> None:
+                 verify_obj: Any = None, **options) -> None:
         super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, **options)
         if n_candidates < 1 or max_word_tokens < 1:
             raise VeilError("n_candidates and max_word_tokens must be at least 1")
@@ -565,20 +605,39 @@ class LLMFiller(CandidateFiller):
                                    left_words=left_words, right_words=right_words, token_budget=token_budget,
                                    start_token_id=start_token_id, exclude_pool=exclude_pool,
                                    sentence_end=sentence_end, shortlist=shortlist, shortlist_words=shortlist_words)
-        self._load_kwargs = dict(device=device, dtype=dtype)
+        self.verify_margin = verify_margin
+        self._load_kwargs = dict(device=device, dtype="auto" if dtype is None else dtype)
         self._given = (model_obj, tokenizer) if model_obj is not None else None
+        self._verify_obj = verify_obj
         self._scorer: CausalWordScorer | None = None
 
     @property
     def scorer(self) -> CausalWordScorer:
+        """The scorer, built on first use. With ``dtype="auto"`` (the default) on a device that computes
+        bf16 natively, the model is loaded in fp32 and a bf16 copy ranks; the fp32 model re-scores
+        the close calls (``verify_margin``), so Top-1 follows the fp32 model where bf16 rounding could
+        flip it. ``model_obj`` callers pass ``verify_obj`` (the fp32 model) for the same."""
         if self._scorer is None:
+            import torch
+
+            exact = self._verify_obj
             if self._given is not None:
                 model, tok = self._given
             else:
-                from veil.models.smollm2 import load_causal_lm
+                from veil.models.smollm2 import load_causal_lm, resolve_device, resolve_dtype
 
-                model, tok = load_causal_lm(self.model_name, **self._load_kwargs)
-            self._scorer = CausalWordScorer(model, tok, **self._scorer_kwargs)
+                kw = dict(self._load_kwargs)
+                low = resolve_dtype(kw["dtype"], resolve_device(kw["device"]))
+                if kw["dtype"] == "auto":
+                    kw["dtype"] = "float32"
+                model, tok = load_causal_lm(self.model_name, **kw)
+                if low is not torch.float32 and next(model.parameters()).dtype is torch.float32:
+                    exact, model = model, _low_precision_copy(model, low)
+            verify = None
+            if exact is not None and self.verify_margin is not None:
+                verify = CausalWordScorer(exact, tok, **{**self._scorer_kwargs, "shortlist": None})
+            self._scorer = CausalWordScorer(model, tok, **self._scorer_kwargs, verify=verify,
+                                            verify_margin=self.verify_margin or 0.0)
         return self._scorer
 
     def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], k: int,
