@@ -29,6 +29,7 @@ import logging
 import os
 import pickle
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -91,10 +92,10 @@ class StageWorker:
     """A Ray Data actor: loads the stage once, then turns document rows into output-record rows."""
 
     def __init__(self, stage: Any, skip_to: tuple[int, int] | None = None, threads: int | None = None) -> None:
-        import torch
-
-        if threads:
-            torch.set_num_threads(threads)
+        if threads:  # torch reads it when first imported; a masking stage need not import torch at all
+            os.environ["OMP_NUM_THREADS"] = str(threads)
+            if "torch" in sys.modules:
+                sys.modules["torch"].set_num_threads(threads)
         self.stage, self.skip_to = stage, tuple(skip_to) if skip_to else None
         stage.load()
 
