@@ -185,7 +185,8 @@ def run_stage(stage: Any, inputs: list[Path], read: Callable[[str], Iterator[Any
     ds = ray.data.read_datasource(_documents_datasource(inputs, read, block_rows=batch_size), num_cpus=0)
     ds = ds.map_batches(StageWorker, fn_constructor_kwargs=dict(stage=stage, skip_to=skip_to,
                                                                 threads=max(1, int(cpus_per_worker))),
-                        batch_size=batch_size, batch_format="pyarrow", concurrency=workers,
+                        batch_size=batch_size, batch_format="pyarrow",
+                        compute=ray.data.ActorPoolStrategy(size=workers),
                         num_cpus=cpus_per_worker, num_gpus=gpus or None)
     t0 = time.perf_counter()
     buf: list[dict[str, Any]] = []
