@@ -107,7 +107,7 @@ def naive_fill(model, tok, docs, valid_ids: set[int]):
     from transformers import pipeline
 
     from veil.fill.mlm import segment_markers
-    from veil.mask.placeholders import unescape
+    from veil.markers import unescape
 
     fm = pipeline("fill-mask", model=model, tokenizer=tok, device="cpu")
     out = []

@@ -35,12 +35,12 @@ from pathlib import Path
 
 
 def sample_inputs(masked: Path, skip: int, n: int) -> list[str]:
-    from veil.fill.corpus import iter_masked_jsonl
+    from veil.io.records import read_masked
     from veil.fill.llm_instruct import render_window
-    from veil.mask.placeholders import find_markers
+    from veil.markers import find_markers
 
     out = []
-    for doc in itertools.islice(iter_masked_jsonl(masked), skip, None):
+    for doc in itertools.islice(read_masked(masked), skip, None):
         ms = find_markers(doc.text)
         if ms:
             out.append(render_window(doc.text, (ms[0][0], ms[0][1]))[0])

@@ -95,9 +95,9 @@ def read_jsonl(path: str):
 
 
 def read_masked(path: str):
-    from veil.fill.corpus import iter_masked_jsonl
+    from veil.io.records import read_masked
 
-    return iter_masked_jsonl(path)
+    return read_masked(path, "jsonl")
 
 
 def main(argv=None) -> int:

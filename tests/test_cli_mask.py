@@ -136,7 +136,8 @@ def test_txt_in_with_empty_lines_and_huge_line_keeps_record_count(tmp_path):
     huge = "Word " * 800_000  # a 4 MB line
     src.write_text(f"hello Anna\n\n{huge}\nbye Bob\n\n")
     out = tmp_path / "sub" / "dir" / "out.jsonl"  # missing folders are created
-    assert main(["mask", str(src), "-o", str(out), "--masker", "capitalised", "--no-progress"]) == 0
+    assert main(["mask", str(src), "-o", str(out), "--masker", "capitalised", "--placeholder", "mask",
+                 "--no-progress"]) == 0
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in recs] == ["1", "2", "3", "4", "5"]
     assert recs[0]["text"] == "hello [MASK]" and recs[1]["text"] == "" and recs[4]["text"] == ""
@@ -149,21 +150,21 @@ def test_csv_in_other_formats_out(tmp_path, out_name):
     src.write_text('uid,body,who\n1,"hello Anna, hi",p1\n2,,p2\n3,"bye\tBob",p1\n')
     out = tmp_path / out_name
     assert main(["mask", str(src), "-o", str(out), "--masker", "capitalised", "--text-field", "body",
-                 "--id-field", "uid", "--person-field", "who", "--no-progress"]) == 0
+                 "--id-field", "uid", "--person-field", "who", "--placeholder", "mask", "--no-progress"]) == 0
     if out_name == "out.txt":
         assert out.read_text() == "hello [MASK], hi\n\nbye\t[MASK]\n"
         return
     from veil.io.formats import Fields, read_documents
 
-    docs = list(read_documents(out, fields=Fields(person="person")))
+    docs = list(read_documents(out, fields=Fields(text="body", id="uid", person="who")))  # the input's names
     assert [(d.id, d.text, d.person) for d in docs] == [
         ("1", "hello [MASK], hi", "p1"), ("2", "", "p2"), ("3", "bye\t[MASK]", "p1")]
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["--masker-options", "{nope"], "--masker-options is not valid JSON"),
-    (["--masker-options", '{"capitalised": {"colour": 1}}'], "masker capitalised:"),
-    (["--masker-options", '{"dlp": {}}'], "names maskers that are not run: dlp"),
+    (["--set", "nope"], "--set 'nope': expected NAME.OPTION=VALUE"),
+    (["--set", "capitalised.colour=1"], "masker capitalised:"),
+    (["--set", "dlp.min_score=0.5"], "'dlp' is not among the components run"),
     (["--input-format", "docx"], "unknown corpus format 'docx'"),
     (["--text-field", "body"], "in.jsonl:1: missing text field 'body'"),
     (["--batch-size", "0"], "--batch-size must be at least 1"),

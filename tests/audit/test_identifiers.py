@@ -97,7 +97,7 @@ def _switchboard(root):
 
 
 def test_read_switchboard_persons_are_callers(tmp_path):
-    from veil.audit.cli_identifiers import read_switchboard
+    from veil.cli.audit_identifiers import read_switchboard
 
     docs = read_switchboard(_switchboard(tmp_path / "swb"))
     assert [(d.id, d.person, d.group) for d in docs] == [
@@ -111,7 +111,7 @@ def test_read_switchboard_persons_are_callers(tmp_path):
 
 
 def test_read_switchboard_bad_line_and_unknown_side(tmp_path):
-    from veil.audit.cli_identifiers import read_switchboard
+    from veil.cli.audit_identifiers import read_switchboard
     from veil.errors import InputError
 
     root = _switchboard(tmp_path / "swb")

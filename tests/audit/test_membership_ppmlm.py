@@ -74,7 +74,7 @@ def test_ties_between_members_and_non_members_do_not_inflate_tpr():
 
 
 def test_table_markdown_footnotes_a_row_without_signal():
-    from veil.audit.cli_ppmlm import table_markdown
+    from veil.cli.audit_ppmlm import table_markdown
 
     def result(scores):
         s = membership_summary(scores, ["m1", "m2"])
@@ -93,7 +93,7 @@ def test_table_markdown_footnotes_a_row_without_signal():
 def test_warmup_options_build_a_warmup_config_only_when_given():
     import argparse
 
-    from veil.audit.cli_ppmlm import _model_label, _warmup_config
+    from veil.cli.audit_ppmlm import _model_label, _warmup_config
 
     ns = lambda **kw: argparse.Namespace(**{"warmup_steps": None, "warmup_lr": None, "warmup_layers": None, **kw})  # noqa: E731
     assert _warmup_config(ns()) is None
@@ -107,7 +107,7 @@ def test_warmup_options_build_a_warmup_config_only_when_given():
 def test_json_view_has_the_documented_keys_and_no_nan():
     import json
 
-    from veil.audit.cli_ppmlm import public
+    from veil.cli.audit_ppmlm import public
 
     s = membership_summary({"m1": 1, "m2": 0, "n1": 0, "n2": 0}, ["m1", "m2"])
     r = {"utility": float("nan"), "privacy": 0.9, "auc": s["auc"], "tpr_at_fpr": s["tpr_at_fpr"], "extra": 1}

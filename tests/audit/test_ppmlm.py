@@ -250,7 +250,7 @@ def test_importing_the_audit_modules_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys, veil.audit.cli_ppmlm, veil.audit.ppmlm, veil.audit.membership, veil.audit.metrics, "
+    code = ("import sys, veil.cli.audit_ppmlm, veil.audit.ppmlm, veil.audit.membership, veil.audit.metrics, "
             "veil.models.minilm; assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -11,7 +11,8 @@ pytest.importorskip("torch")
 
 from veil.cli import main  # noqa: E402
 from veil.errors import InputError, VeilError  # noqa: E402
-from veil.fill.corpus import fill_file, iter_filled_jsonl, substitutions_path  # noqa: E402
+from veil.io.records import read_filled, read_masked, substitutions_path  # noqa: E402
+from veil.pipeline import fill_corpus  # noqa: E402
 from veil.fill.mlm import MLMFiller  # noqa: E402
 from veil.mask.placeholders import find_markers, render  # noqa: E402
 from veil.types import Document, Span  # noqa: E402
@@ -61,7 +62,7 @@ def test_fill_resumes_an_interrupted_run_with_identical_results(tiny_mlm, tmp_pa
     src = tmp_path / "masked.jsonl"
     write_masked(src, n=12)
     whole = tmp_path / "whole.jsonl"
-    fill_file(MLMFiller(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), src, whole, chunk_size=4,
+    fill_corpus(src, whole, MLMFiller(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), chunk_size=4,
               progress=False)
 
     class Interrupted(MLMFiller):
@@ -75,38 +76,49 @@ def test_fill_resumes_an_interrupted_run_with_identical_results(tiny_mlm, tmp_pa
 
     out = tmp_path / "resumed.jsonl"
     with pytest.raises(KeyboardInterrupt):
-        fill_file(Interrupted(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), src, out, chunk_size=4,
+        fill_corpus(src, out, Interrupted(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), chunk_size=4,
                   progress=False)
     assert not out.exists() and (tmp_path / "resumed.jsonl.partial").exists()
-    earlier = json.loads((tmp_path / "resumed.jsonl.progress.json").read_text())["seconds"]
+    earlier = json.loads((tmp_path / "resumed.jsonl.progress.json").read_text())["state"]["seconds"]
     assert earlier > 0  # the two chunks the interrupted run finished took time
-    stats = fill_file(MLMFiller(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), src, out, chunk_size=4,
+    stats = fill_corpus(src, out, MLMFiller(model_obj=model, tokenizer=tok, strategy="topk", avoid={}), chunk_size=4,
                       progress=False)
     assert stats["filled_now"] == 4  # only the last chunk was filled again
     assert stats["seconds_earlier"] == round(earlier, 2)  # the time reported covers the interrupted run too
     assert out.read_text() == whole.read_text()
     assert substitutions_path(out).read_text() == substitutions_path(whole).read_text()
     # a finished output is not redone
-    assert fill_file(MLMFiller(model_obj=model, tokenizer=tok), src, out, progress=False)["filled_now"] == 0
+    assert fill_corpus(src, out, MLMFiller(model_obj=model, tokenizer=tok), progress=False)["filled_now"] == 0
 
 
 def test_fill_refuses_to_resume_with_other_settings(tiny_mlm, tmp_path):
     model, tok, _ = tiny_mlm
     src, out = tmp_path / "m.jsonl", tmp_path / "o.jsonl"
     write_masked(src, n=4)
-    (tmp_path / "o.jsonl.partial").write_text("")
-    (tmp_path / "o.jsonl.substitutions.jsonl.partial").write_text("")
-    (tmp_path / "o.jsonl.progress.json").write_text(json.dumps(
-        {"docs": 0, "bytes": 0, "subs_bytes": 0, "settings": {"strategy": "top1"}, "input": str(src.resolve())}))
+    with pytest.raises(KeyboardInterrupt):
+        fill_corpus(src, out, _raise(KeyboardInterrupt), chunk_size=2, settings={"strategy": "top1"}, progress=False)
     with pytest.raises(VeilError, match="other settings"):
-        fill_file(MLMFiller(model_obj=model, tokenizer=tok), src, out, settings={"strategy": "topk"}, progress=False)
+        fill_corpus(src, out, MLMFiller(model_obj=model, tokenizer=tok), settings={"strategy": "topk"}, progress=False)
+
+
+def _raise(exc):
+    class Failing:
+        calls = 0
+
+        def fill(self, docs):
+            Failing.calls += 1
+            if Failing.calls == 2:
+                raise exc
+            from veil.pipeline import fallback_fill
+            return [fallback_fill(d) for d in docs]
+    return Failing()
 
 
 def test_bad_input_is_a_located_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1, "text": "ok"}\n{"id": 2}\n')
     with pytest.raises(InputError, match="bad.jsonl:2"):
-        fill_file(MLMFiller(), bad, tmp_path / "o.jsonl", progress=False)
+        fill_corpus(bad, tmp_path / "o.jsonl", MLMFiller, progress=False)
     rc = main(["fill", str(bad), "-o", str(tmp_path / "o.jsonl"), "--filler", "mlm", "--no-progress"])
     assert rc == 2
 
@@ -118,7 +130,7 @@ def test_corpus_without_placeholder_records_is_filled_from_its_markers(tiny_mlm,
                    + json.dumps({"id": "b", "text": "[PERSON_NAME_1] and [PERSON_NAME_1] met"}) + "\n")
     assert main(["fill", str(src), "-o", str(out), "--filler", "mlm", "--model", str(model_dir), "--no-progress",
                  "--types", "off"]) == 0
-    docs = {d.id: d for d in iter_filled_jsonl(out)}
+    docs = {d.id: d for d in read_filled(out)}
     assert docs["a"].substitutions[0].substitute in {"paris", "london", "berlin", "rome"}
     a, b = docs["b"].substitutions
     assert a.substitute == b.substitute
@@ -149,9 +161,7 @@ def test_finetune_mask_free_changes_the_weights(tiny_mlm, tmp_path):
     model, tok, model_dir = tiny_mlm
     src = tmp_path / "masked.jsonl"
     write_masked(src, n=30)
-    from veil.fill.corpus import read_masked_jsonl
-
-    docs = read_masked_jsonl(src)
+    docs = list(read_masked(src))
     n_free = sum(not d.placeholders for d in docs)
     assert 0 < n_free < len(docs)
     infos = finetune_rounds(docs, tmp_path / "ft", model=str(model_dir), data="mask-free",
@@ -177,7 +187,7 @@ def test_fill_check_types_reports_agreement(tiny_mlm, tmp_path, caplog):
         assert main(["fill", str(src), "-o", str(out), "--filler", "mlm", "--model", str(model_dir), "--no-progress",
                      "--check-types"]) == 0
     assert any("type check" in r.getMessage() and "person" in r.getMessage() for r in caplog.records)
-    (doc,) = iter_filled_jsonl(out)
+    (doc,) = read_filled(out)
     names = {s.key: s.substitute for s in doc.substitutions}
     assert names["PERSON_NAME_1"] != names["PERSON_NAME_2"]
 
@@ -196,3 +206,15 @@ def test_fill_sample_strategy_is_seeded(tiny_mlm, tmp_path):
         assert all(not find_markers(r["text"]) for r in rows)
         texts.append([r["text"] for r in rows])
     assert texts[0] == texts[1] and texts[0] != texts[2]
+
+
+def test_a_document_the_model_cannot_fill_does_not_stop_the_run(tiny_mlm, tmp_path, capsys):
+    """Issue 19 case 8 (fill side): `[MASK_]` in one document once stopped `veil fill` with exit 2 and no output."""
+    _, _, model_dir = tiny_mlm
+    src, out = tmp_path / "m.jsonl", tmp_path / "f.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(
+        ["i live in [MASK] with my family", "odd [MASK_] and [MASK_] [MASK] [MASK_]", "she drives a [MASK] car"])))
+    assert main(["fill", str(src), "-o", str(out), "--filler", "mlm", "--model", str(model_dir), "--no-progress"]) == 0
+    rows = read_jsonl(out)
+    assert [r["id"] for r in rows] == ["0", "1", "2"] and not any(find_markers(r["text"]) for r in rows)
+    assert rows[1]["text"].startswith("odd [MASK_] and [MASK_] ") and rows[1]["text"].endswith(" [MASK_]")

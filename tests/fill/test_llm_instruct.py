@@ -13,7 +13,7 @@ pytest.importorskip("peft")
 from veil.cli import main  # noqa: E402
 from veil.fill.llm_instruct import (INSTRUCTION, InstructLLMFiller, align_output, build_prompt,  # noqa: E402
                                     encode_example, training_examples)
-from veil.mask.placeholders import find_markers  # noqa: E402
+from veil.markers import find_markers  # noqa: E402
 from veil.models.smollm2 import ADAPTER_META, build_tiny_causal_lm, load_causal_lm  # noqa: E402
 from veil.textutil import WORD_RE  # noqa: E402
 from veil.types import MaskedDocument, Placeholder  # noqa: E402
@@ -125,7 +125,7 @@ def test_veil_finetune_llm_instruct_saves_an_adapter_that_veil_fill_loads(tiny_d
     assert (ft / "adapter_config.json").is_file()
     meta = json.loads((ft / ADAPTER_META).read_text())
     assert meta["base_model"] == str(tiny_dir) and meta["steps"] == 2
-    assert meta["examples"] == 4 and meta["skipped_texts"] == 1  # the masked document is not trained on
+    assert meta["examples"] == 4  # the masked document is not trained on (mask-free texts only)
 
     model, _ = load_causal_lm(str(ft), device="cpu")
     assert hasattr(model, "disable_adapter")  # a PeftModel on the tiny base

@@ -8,7 +8,8 @@ import pytest
 
 from veil.errors import VeilError
 from veil.fill.base import CandidateFiller, document_slots
-from veil.mask.placeholders import find_markers, render
+from veil.markers import find_markers
+from veil.mask.placeholders import render
 from veil.types import Document, MaskedDocument, Placeholder, Span
 
 

@@ -10,7 +10,8 @@ torch = pytest.importorskip("torch")
 
 from conftest import build_model, fixture_sentences, train_one_blank  # noqa: E402
 from veil.fill.mlm import MaskedLMProposer, MLMFiller, segment_markers  # noqa: E402
-from veil.mask.placeholders import find_markers, render  # noqa: E402
+from veil.markers import find_markers  # noqa: E402
+from veil.mask.placeholders import render  # noqa: E402
 from veil.types import Document, MaskedDocument, Span  # noqa: E402
 
 BLANKS = ["mat", "rug", "sofa", "bed", "paris", "london", "berlin", "rome", "john", "mary", "anna", "peter",

@@ -13,7 +13,7 @@ def test_minilm_fills_switchboard_with_whole_words(shared_data):
     from veil.fill.mlm import MLMFiller
     from veil.mask.allow_list import AllowListMasker
     from veil.mask.engine import MaskingEngine
-    from veil.mask.placeholders import find_markers
+    from veil.markers import find_markers
     from veil.textutil import WORD_RE
     from veil.types import Document
 
@@ -61,7 +61,7 @@ def test_smollm2_cached_ranking_equals_the_naive_scorer_on_switchboard(shared_da
     from veil.fill.llm import LLMFiller
     from veil.mask.allow_list import AllowListMasker
     from veil.mask.engine import MaskingEngine
-    from veil.mask.placeholders import MARKER_RE
+    from veil.markers import MARKER_RE
     from veil.textutil import WORD_RE
     from veil.types import Document
 

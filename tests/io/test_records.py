@@ -41,7 +41,8 @@ def test_masked_without_placeholders_rebuilds_them_from_markers(tmp_path):
 
 
 @pytest.mark.parametrize("line,message", [
-    ('{"text": "x"}', "m.jsonl:2: missing field 'id'"),
+    ('{"id": 2}', "m.jsonl:2: missing text field 'text'"),
+    ('{"id": 2, "text": null}', "m.jsonl:2: field 'text' is null"),
     ('{"id": 3, "text": "[MASK]", "placeholders": [{"start": 0}]}', "m.jsonl:2: bad 'placeholders' entry"),
     ('{"id": 3, "text": "[MASK]", "placeholders": [{"start": 0, "end": 60, "label": "M", "key": "k", '
      '"technique": "t"}]}', "outside the text"),
@@ -88,8 +89,8 @@ def test_filled_without_substitution_file_and_orphan_substitution(tmp_path):
 
 
 def test_filled_reader_reads_veil_fill_output_layout(tmp_path):
-    """The layout `veil fill` writes (veil.fill.corpus) reads back with read_filled."""
-    from veil.fill.corpus import filled_record, substitution_records
+    """The layout `veil fill` writes reads back with read_filled."""
+    from veil.io.records import filled_to_record as filled_record, substitution_records
 
     docs = _filled(3)
     out = tmp_path / "f.jsonl"

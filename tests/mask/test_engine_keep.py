@@ -51,7 +51,7 @@ def test_veil_mask_keep_option(tmp_path):
     src = tmp_path / "ptb.txt"
     src.write_text("the <unk> of asbestos fibers\n", encoding="utf-8")
     out = tmp_path / "masked.jsonl"
-    assert veil(["mask", str(src), "-o", str(out), "--masker", "allow_list", "--keep", "<unk>",
+    assert veil(["mask", str(src), "-o", str(out), "--masker", "allow_list", "--keep", "<unk>", "--placeholder", "mask",
                  "--no-progress"]) == 0
     text = json.loads(out.read_text(encoding="utf-8").splitlines()[0])["text"]
     assert "<unk>" in text and "[MASK]" in text and "asbestos" not in text

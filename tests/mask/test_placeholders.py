@@ -1,6 +1,7 @@
 import pytest
 
-from veil.mask.placeholders import escape, find_markers, merge_spans, render, unescape
+from veil.markers import escape, find_markers, unescape
+from veil.mask.placeholders import merge_spans, render
 from veil.types import Document, Span
 
 

@@ -3,7 +3,7 @@
 import base64
 from types import SimpleNamespace
 
-from veil.audit.cli_ppmlm import write_outputs
+from veil.cli.audit_ppmlm import write_outputs
 from veil.audit.membership import membership_summary
 from veil.audit.metrics import regurgitation
 from veil.report import write_results

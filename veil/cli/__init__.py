@@ -1,14 +1,17 @@
 """Command-line entry point: ``veil COMMAND ...``; each command lives in its own module here.
 
 Only the chosen command's module is imported, and those modules import torch / spaCy inside
-``run``, so ``veil --help`` stays fast.
+``run``, so ``veil --help`` stays fast. Errors a user can act on are one line (``veil CMD: error:
+...``), never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
+import os
 import sys
 
 from veil.errors import VeilError
@@ -25,15 +28,72 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("veil")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """``--version`` without reading package metadata unless asked (it costs start-up time)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print veil's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(f"veil {_version()}")
+        parser.exit()
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    from veil.cli.common import add_shared
+
     parser = argparse.ArgumentParser(prog="veil", description=__doc__.splitlines()[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--version", action=_VersionAction)
+    add_shared(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
         p = sub.add_parser(name, help=help_, description=help_)
         if name == command:
             importlib.import_module(module).add_arguments(p)
+            for q in parsers_of(p):
+                add_shared(q)
     return parser
+
+
+def parsers_of(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and every sub-command parser below it (``veil audit risk``...)."""
+    out = [parser]
+    for action in parser._actions:  # argparse keeps sub-parsers only here
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                out += parsers_of(sub)
+    return out
+
+
+def configure_logging(verbose: bool, quiet: bool) -> None:
+    """veil's own INFO lines by default; third-party INFO lines and model-loading bars only with ``-v``."""
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+        root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    logging.getLogger("veil").setLevel(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
+    if not verbose:
+        # read by transformers / huggingface_hub / TensorFlow-style C++ logging when (if) they are imported
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        os.environ.setdefault("ONEDNN_VERBOSE", "0")
+        import warnings
+
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"(transformers|torch|spacy|thinc)\b")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,8 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    verbose, quiet = getattr(args, "verbose", False), getattr(args, "quiet", False)
+    args.verbose, args.quiet = verbose, quiet
+    args.no_progress = getattr(args, "no_progress", False) or quiet
+    configure_logging(verbose, quiet)
     try:
         return int(importlib.import_module(COMMANDS[args.command][0]).run(args) or 0)
     except VeilError as e:
@@ -54,6 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"veil {args.command}: interrupted; re-run the same command to resume", file=sys.stderr)
         return 130
+    except OSError as e:  # a file problem the commands did not foresee: still one line, never a traceback
+        if verbose:
+            raise
+        what = "the disk is full; free some space and re-run to resume" if e.errno == errno.ENOSPC else e.strerror
+        print(f"veil {args.command}: error: {e.filename or ''}{': ' if e.filename else ''}{what or e} "
+              "(-v shows the traceback)", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

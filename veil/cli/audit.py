@@ -7,10 +7,10 @@ import importlib
 
 # sub-command -> (module with add_arguments / run, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "risk": ("veil.audit.cli_risk", "residual-risk score of what the masking missed (Dialpad infoType scores)"),
-    "review": ("veil.audit.cli_review", "export a sample for manual review / import reviewed files"),
-    "identifiers": ("veil.audit.cli_identifiers", "direct and indirect identifiers (person-word graph)"),
-    "ppmlm": ("veil.audit.cli_ppmlm", "privacy-preserving MLM fine-tuning, utility, privacy, membership inference"),
+    "risk": ("veil.cli.audit_risk", "residual-risk score of what the masking missed (Dialpad infoType scores)"),
+    "review": ("veil.cli.audit_review", "export a sample for manual review / import reviewed files"),
+    "identifiers": ("veil.cli.audit_identifiers", "direct and indirect identifiers (person-word graph)"),
+    "ppmlm": ("veil.cli.audit_ppmlm", "privacy-preserving MLM fine-tuning, utility, privacy, membership inference"),
 }
 
 

@@ -15,18 +15,16 @@ from typing import Any
 from veil.errors import VeilError
 from veil.textforms import FORMS
 
-DEFAULT_MASKERS = ("entity_tagger", "dlp")
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("gold", help="gold file: TAB JSONL, Presidio synthetic JSON, or a CoNLL/WNUT BIO file")
     p.add_argument("--format", required=True, choices=("tab", "presidio", "conll"), help="gold file format")
-    p.add_argument("--masker", action="append", metavar="NAME",
-                   help=f"masker to run (repeat to combine; default: {' + '.join(DEFAULT_MASKERS)})")
-    p.add_argument("--set", action="append", default=[], metavar="MASKER.OPTION=VALUE",
-                   help="masker option, e.g. entity_tagger.labels=PERSON,ORG,DATE or dlp.min_score=0.6 "
-                        "(a comma makes a list; numbers and true/false are converted)")
-    p.add_argument("--exclude", action="append", default=[], metavar="TERM", help="never mask this term")
+    from veil.cli.common import add_maskers, add_set
+
+    add_maskers(p, help="maskers to run (see `veil ls`)")
+    add_set(p)
+    p.add_argument("--exclude", nargs="+", action="extend", default=[], metavar="TERM",
+                   help="never mask these terms (repeated or space-separated)")
     p.add_argument("--transform", choices=FORMS, default="none",
                    help="score the text in this form: lower-cased, or as speech recognition writes it "
                         "(gold spans remapped; see veil.textforms)")
@@ -34,33 +32,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--show-missed", type=int, default=0, metavar="N",
                    help="also print up to N gold mentions left unmasked, with masked context")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-
-
-def parse_value(raw: str) -> Any:
-    low = raw.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if "," in raw:
-        return [v.strip() for v in raw.split(",") if v.strip()]
-    for cast in (int, float):
-        try:
-            return cast(raw)
-        except ValueError:
-            pass
-    return raw
-
-
-def parse_options(items: list[str], maskers: list[str]) -> dict[str, dict[str, Any]]:
-    options: dict[str, dict[str, Any]] = {}
-    for item in items:
-        key, eq, raw = item.partition("=")
-        masker, dot, option = key.partition(".")
-        if not eq or not dot or not option:
-            raise VeilError(f"--set {item!r}: expected MASKER.OPTION=VALUE")
-        if masker not in maskers:
-            raise VeilError(f"--set {item!r}: masker {masker!r} is not among --masker {', '.join(maskers)}")
-        options.setdefault(masker, {})[option] = parse_value(raw)
-    return options
 
 
 def _fmt(x: float | None) -> str:
@@ -90,25 +61,19 @@ def print_table(result: dict[str, Any], maskers: list[str], n_docs: int, seconds
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.mask.engine import MaskingEngine
+    from veil.cli.common import maskers_of, parse_options
     from veil.mask.evaluate import evaluate, missed_mentions
     from veil.mask.gold import read_gold
-    from veil.registry import maskers as masker_registry
+    from veil.pipeline import build_engine
     from veil.textforms import transform_documents
 
-    maskers = args.masker or list(DEFAULT_MASKERS)
-    for name in maskers:
-        if name not in masker_registry:
-            raise VeilError(f"unknown masker {name!r}; known: {', '.join(masker_registry.names())}")
+    maskers = maskers_of(args)
     options = parse_options(args.set, maskers)
     golds = read_gold(args.gold, args.format)
     if args.limit is not None:
         golds = golds[: max(0, args.limit)]
     golds = transform_documents(golds, args.transform)
-    try:
-        engine = MaskingEngine.from_names(maskers, exclude=args.exclude, options=options)
-    except TypeError as e:  # an option the masker does not take
-        raise VeilError(f"bad masker option: {e}") from None
+    engine = build_engine(maskers, options=options, exclude=args.exclude)
     t0 = time.perf_counter()
     detected = engine.detect([g.doc for g in golds])
     seconds = time.perf_counter() - t0

@@ -9,16 +9,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     r = sub.add_parser("run", help="run (or resume) an experiment file: mask, fill, adapt the LM, perplexity, report")
     r.add_argument("experiment", help="experiment file (YAML), e.g. experiments/ptb.yaml")
-    r.add_argument("--out", required=True, help="output folder (results.csv, results.md, report.html, cache/)")
+    r.add_argument("-o", "--output", "--out", dest="out", required=True, help="output folder (results.csv, results.md, report.html, cache/)")
     r.add_argument("--cache", help="stage cache folder (default OUT/cache; share one between experiments)")
-    r.add_argument("--method", action="append", help="run only this method (repeatable)")
-    r.add_argument("--technique", action="append", help="run only this technique (repeatable)")
+    r.add_argument("--method", nargs="+", action="extend", help="run only these methods (repeated or space-separated)")
+    r.add_argument("--technique", nargs="+", action="extend",
+                   help="run only these techniques (repeated or space-separated)")
     r.add_argument("--train-limit", type=int, help="override train.limit")
     r.add_argument("--test-limit", type=int, help="override test.limit")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a setting of the file, dotted, value in YAML (e.g. lm.finetune_epochs=4, "
                         "pretrain.limit=10000)")
-    r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="ray: the fill stage runs on Ray actor pools (veil.engine.ray_engine); default local")
     r.add_argument("--address", default=None, help="--engine ray: the cluster to join (default: start a local one)")
@@ -26,9 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = sub.add_parser("gap", help="split the Baseline0 - Oracle gap of a finished run by word class (the words the "
                                    "technique masks vs the others)")
     g.add_argument("experiment", help="the experiment file the run used")
-    g.add_argument("--out", required=True, help="the run's output folder (results.csv with lm_dir)")
+    g.add_argument("-o", "--output", "--out", dest="out", required=True, help="the run's output folder (results.csv with lm_dir)")
     g.add_argument("--cache", help="stage cache folder, if the run was given one")
-    g.add_argument("--technique", action="append", help="technique(s) to analyse (default: all in results.csv)")
+    g.add_argument("--technique", nargs="+", action="extend",
+                   help="techniques to analyse, repeated or space-separated (default: all in results.csv)")
     g.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="the same overrides as the run")
     g.add_argument("--word-vocab", type=int, metavar="N",
                    help="also give each method's gap recovered without the test words outside wordfreq's N most "

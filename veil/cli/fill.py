@@ -1,4 +1,4 @@
-"""Fill stage command: ``veil fill INPUT -o OUTPUT --filler {mlm,llm,llm-instruct} --strategy {top1,topk,sample}``."""
+"""Fill stage command: ``veil fill INPUT -o OUTPUT --filler NAME --strategy {top1,topk,sample}``."""
 
 from __future__ import annotations
 
@@ -10,16 +10,23 @@ from veil.errors import VeilError
 
 log = logging.getLogger(__name__)
 
-FILLERS = ("mlm", "llm", "llm-instruct")
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("input", help="masked corpus, JSONL with id, text (and placeholders, style as veil mask writes)")
+    from veil.cli.common import add_fields
+    from veil.pipeline import DEFAULT_FILLER
+    from veil.registry import fillers
+
+    p.add_argument("input", help="masked corpus as veil mask writes it (JSONL, CSV, Parquet or txt; - = standard input)")
     p.add_argument("-o", "--output", required=True,
-                   help="filled corpus (JSONL: id, text); substitutions go to OUTPUT.substitutions.jsonl")
-    p.add_argument("--filler", choices=FILLERS, default="llm",
-                   help="mlm: a masked LM (BERT/RoBERTa); llm: SmolLM2 scorer (offline default); "
-                        "llm-instruct: instruction-tuned SmolLM2 (default: llm)")
+                   help="filled corpus, in the input's format and field names unless its extension says otherwise "
+                        "(- = standard output); substitutions go to OUTPUT.substitutions.jsonl")
+    p.add_argument("--format", "--input-format", dest="input_format", default=None,
+                   help="input format: jsonl, csv, parquet, txt (default: from the extension)")
+    p.add_argument("--output-format", default=None, help="jsonl, csv, parquet, txt (default: the input's)")
+    add_fields(p)
+    p.add_argument("--filler", choices=fillers.names(), default=DEFAULT_FILLER,
+                   help="a registered filler (see `veil ls`): mlm: a masked LM (BERT/RoBERTa); llm: SmolLM2 scorer "
+                        f"(offline); llm-instruct: instruction-tuned SmolLM2 (default: {DEFAULT_FILLER})")
     p.add_argument("--model", default=None,
                    help="hub name or local folder (e.g. from veil finetune); default: the filler's offline model")
     p.add_argument("--strategy", choices=("top1", "topk", "sample"), default="top1",
@@ -36,9 +43,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--types", choices=("auto", "on", "off"), default="auto",
                    help="typed substitutes: auto = for typed/numbered placeholders, on = also for [MASK] "
                         "markers with a recorded label, off = plain words everywhere")
-    p.add_argument("--avoid", action="append", default=[], metavar="TECHNIQUE=FILE",
+    p.add_argument("--avoid", nargs="+", action="extend", default=[], metavar="TECHNIQUE=FILE",
                    help="Top-K keeps substitutes off this word list for spans masked by TECHNIQUE "
-                        "(default: the allow_list / vocab_threshold maskers' default lists); repeatable")
+                        "(default: the allow_list / vocab_threshold maskers' default lists); repeated or "
+                        "space-separated")
     p.add_argument("--no-avoid", action="store_true", help="no avoid-lists at all")
     p.add_argument("--avoid-in-top1", action="store_true", help="apply the avoid-lists to Top-1 too")
     p.add_argument("--avoid-proposals", action="store_true",
@@ -54,7 +62,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overwrite", action="store_true", help="start again even if OUTPUT or an unfinished run exists")
     p.add_argument("--check-types", action="store_true",
                    help="report the share of person/place/organisation substitutes spaCy tags with the same type")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     from veil.engine import add_engine_arguments
 
     add_engine_arguments(p)
@@ -62,10 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def build_filler(args: argparse.Namespace):
     from veil.mask.allow_list import read_word_list
-    from veil.registry import create, fillers
 
-    if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
-        raise VeilError("--k, --batch-size and --chunk must be at least 1")
     if args.instruct_decode != "generate" and args.filler != "llm-instruct":
         raise VeilError("--instruct-decode applies to --filler llm-instruct only")
     kwargs = dict(model=args.model, strategy=args.strategy, k=args.k, seed=args.seed, batch_size=args.batch_size,
@@ -91,45 +95,57 @@ def build_filler(args: argparse.Namespace):
         for tech in AVOID_TECHNIQUES:  # techniques not named keep their default list
             avoid.setdefault(tech, _default_avoid(tech))
         kwargs["avoid"] = avoid
-    try:
-        return create(fillers, args.filler, **kwargs)
-    except (ImportError, AttributeError) as e:
-        raise VeilError(f"filler {args.filler!r} is not available: {e}") from None
+    from veil.pipeline import build_filler
+
+    return build_filler(args.filler, **kwargs)
 
 
 def fill_ray(args: argparse.Namespace, settings: dict) -> dict:
     """``--engine ray``: the same filler in Ray actors, one model per actor (see :mod:`veil.engine.ray_engine`)."""
     from functools import partial
 
+    from veil.cli.common import fields_of, progress_of
     from veil.engine.ray_engine import input_files, run_stage
     from veil.engine.stages import FillStage
-    from veil.fill.corpus import iter_masked_jsonl, substitutions_path
+    from veil.io.formats import detect_format
     from veil.io.output import input_fingerprint
+    from veil.io.records import read_masked, substitutions_path
 
-    files = input_files(args.input, (".jsonl",))
-    settings = {**settings, "input": [input_fingerprint(f) for f in files]}
-    out = args.output
-    return run_stage(FillStage(partial(build_filler, args)), files, iter_masked_jsonl, out, settings=settings,
+    files = input_files(args.input)
+    fmt = detect_format(files[0], args.input_format)
+    fields = fields_of(args)
+    settings = {**settings, "input": [input_fingerprint(f) for f in files], "fields": vars(fields)}
+    return run_stage(FillStage(partial(build_filler, args), fields), files,
+                     partial(read_masked, fmt=fmt, fields=fields), args.output, settings=settings,
                      workers=args.workers or 1, address=args.address, device=args.device,
                      batch_size=args.chunk, shard_size=args.shard_size, resume=not args.overwrite,
-                     progress=not args.no_progress, cpus_per_worker=args.threads or 1,
-                     extra_name=substitutions_path(out).name)
+                     progress=progress_of(args), cpus_per_worker=args.threads or 1,
+                     extra_name=substitutions_path(args.output).name)
 
 
 def run(args: argparse.Namespace) -> int:
+    from veil.cli.common import fields_of, progress_of
     from veil.engine import check_engine_arguments
-    from veil.fill.corpus import fill_file, substitutions_path
+    from veil.io.records import substitutions_path
+    from veil.pipeline import fill_corpus
 
-    check_engine_arguments(args, {"--limit": args.limit is not None, "--check-types": args.check_types})
-    if args.threads is not None:
-        if args.threads < 1:
-            raise VeilError("--threads must be at least 1")
-        import torch
+    check_engine_arguments(args, {"--limit": args.limit is not None, "--check-types": args.check_types,
+                                  "--output-format": bool(args.output_format)})
 
-        torch.set_num_threads(args.threads)
-    filler = build_filler(args)
+    if args.threads is not None and args.threads < 1:
+        raise VeilError("--threads must be at least 1")
+    if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
+        raise VeilError("--k, --batch-size and --chunk must be at least 1")
+
+    def filler():  # built after fill_corpus has checked the input and the output: no model loads for a bad input
+        if args.threads is not None:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        return build_filler(args)
+
     settings = {k: getattr(args, k) for k in ("filler", "model", "strategy", "k", "seed", "types", "avoid",
-                                              "no_avoid", "avoid_in_top1", "avoid_proposals", "match_case", "dtype", "limit")}
+                                              "no_avoid", "avoid_in_top1", "avoid_proposals", "match_case", "dtype")}
     if args.instruct_decode != "generate":
         settings["instruct_decode"] = args.instruct_decode
     if args.strategy == "sample":
@@ -138,15 +154,19 @@ def run(args: argparse.Namespace) -> int:
         stats = fill_ray(args, settings)
         log.info("filled %s -> %s on ray: %s", args.input, args.output, json.dumps(stats))
         return 0
-    stats = fill_file(filler, args.input, args.output, chunk_size=args.chunk, settings=settings,
-                      overwrite=args.overwrite, limit=args.limit, progress=not args.no_progress)
-    log.info("filled %s -> %s (+ %s): %s", args.input, args.output, substitutions_path(args.output).name,
-             json.dumps(stats))
-    if args.check_types:
-        from veil.fill.corpus import iter_filled_jsonl
+    fields = fields_of(args)
+    stats = fill_corpus(args.input, args.output, filler, settings=settings, fields=fields,
+                        input_format=args.input_format, output_format=args.output_format, chunk_size=args.chunk,
+                        overwrite=args.overwrite, limit=args.limit, progress=progress_of(args))
+    log.info("filled %s -> %s (+ %s): %d documents filled now, %d fell back", args.input, args.output,
+             substitutions_path(args.output).name, stats.get("filled_now", 0),
+             len(stats.get("fallback_documents", [])))
+    log.debug("fill statistics: %s", json.dumps(stats))
+    if args.check_types and args.output != "-":
         from veil.fill.typed import entity_type_agreement
+        from veil.io.records import read_filled
 
-        report = entity_type_agreement(iter_filled_jsonl(args.output))
+        report = entity_type_agreement(read_filled(args.output, args.output_format, fields))
         if not report:
             log.info("type check: no person/place/organisation substitutes")
         for name, r in report.items():

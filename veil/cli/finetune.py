@@ -11,10 +11,16 @@ from veil.errors import VeilError
 log = logging.getLogger(__name__)
 
 
+#: the fillers `veil finetune` knows how to train; other registered fillers are refused at run time, by name
+FINETUNABLE = ("mlm", "llm-instruct")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from veil.registry import fillers
+
     p.add_argument("input", help="masked corpus (JSONL as veil mask writes it); training text comes from it only")
     p.add_argument("-o", "--output", required=True, help="output folder; load it with veil fill --model OUTPUT")
-    p.add_argument("--filler", choices=("mlm", "llm-instruct"), default="mlm",
+    p.add_argument("--filler", choices=fillers.names(), default="mlm",
                    help="mlm: masked-LM fine-tuning; llm-instruct: LoRA on instruction prompts (default mlm)")
     p.add_argument("--model", default=None, help="the model to start from (hub name or folder; default: the filler's)")
     p.add_argument("--data", choices=("mask-free", "top1", "topk"), default="mask-free",
@@ -35,27 +41,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--limit", type=int, default=None, help="use only the first N documents")
     p.add_argument("--device", default=None, help="cpu or cuda (default: a GPU when present)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _training_texts_from_filled(path: str, limit: int | None) -> list[str]:
-    from veil.fill.corpus import iter_filled_jsonl
+    from itertools import islice
 
-    texts = []
-    for d in iter_filled_jsonl(path):
-        if limit is not None and len(texts) >= limit:
-            break
-        texts.append(d.text)
-    return texts
+    from veil.io.records import read_filled
+
+    return [d.text for d in islice(read_filled(path), limit)]
+
+
+def _masked(path: str, limit: int | None) -> list:
+    from itertools import islice
+
+    from veil.io.records import read_masked
+
+    return list(islice(read_masked(path), limit))
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.fill.corpus import read_masked_jsonl
-
     if args.rounds < 1 or args.batch_size < 1:
         raise VeilError("--rounds and --batch-size must be at least 1")
     if args.filled and args.rounds > 1:
         raise VeilError("--filled gives one round of training text; drop --rounds or --filled")
+    if args.filler not in FINETUNABLE:
+        raise VeilError(f"veil finetune cannot train filler {args.filler!r} (it trains {', '.join(FINETUNABLE)})")
     progress = not args.no_progress
     if args.filler == "llm-instruct":
         return _run_instruct(args, progress)
@@ -77,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         save_model(model, tok, Path(args.output), info)
         log.info("fine-tuned on %d filled documents -> %s: %s", len(texts), args.output, json.dumps(info))
         return 0
-    docs = read_masked_jsonl(args.input, args.limit)
+    docs = _masked(args.input, args.limit)
     summaries = finetune_rounds(docs, args.output, model=args.model, data=args.data, rounds=args.rounds, cfg=cfg,
                                 k=args.k, seed=args.seed, progress=progress)
     for s in summaries:
@@ -91,7 +101,7 @@ def _run_instruct(args: argparse.Namespace, progress: bool) -> int:
         from veil.fill.llm_instruct import finetune_instruct
     except ImportError as e:
         raise VeilError(f"LoRA fine-tuning for llm-instruct is not available: {e}") from None
-    from veil.fill.corpus import fill_documents, read_masked_jsonl
+    from veil.pipeline import fill_documents
     from veil.fill.finetune import mask_free_texts
 
     if args.rounds != 1:
@@ -99,7 +109,7 @@ def _run_instruct(args: argparse.Namespace, progress: bool) -> int:
     if args.filled:
         texts = _training_texts_from_filled(args.filled, args.limit)
     else:
-        docs = read_masked_jsonl(args.input, args.limit)
+        docs = _masked(args.input, args.limit)
         if args.data == "mask-free":
             texts = mask_free_texts(docs)
         else:  # the corpus filled by the llm scorer (the instruct model's base) with Top-1 / Top-K

@@ -115,7 +115,7 @@ class StageWorker:
 
 
 def _jsonl(rec: dict[str, Any]) -> str:
-    # the local writers' encoding (veil.io.output.ResumableWriter, veil.fill.corpus): same bytes
+    # the local writer's JSONL encoding (veil.io.output.ResumableWriter._encode): same bytes
     return json.dumps(rec, ensure_ascii=False) + "\n"
 
 

@@ -21,10 +21,11 @@ class StageRecord:
 
 
 class MaskStage:
-    """``make_engine()`` builds the :class:`~veil.mask.engine.MaskingEngine`; records as ``veil mask`` writes them."""
+    """``make_engine()`` builds the :class:`~veil.mask.engine.MaskingEngine`; records as ``veil mask`` writes them
+    (:func:`veil.pipeline.mask_batch`, :func:`veil.io.records.masked_to_record`)."""
 
-    def __init__(self, make_engine: Callable[[], Any], drop: frozenset[str] = frozenset()) -> None:
-        self.make_engine, self.drop = make_engine, frozenset(drop)
+    def __init__(self, make_engine: Callable[[], Any], drop: frozenset[str] = frozenset(), fields: Any = None) -> None:
+        self.make_engine, self.drop, self.fields = make_engine, frozenset(drop), fields
         self._engine: Any = None
 
     def load(self) -> None:
@@ -33,19 +34,22 @@ class MaskStage:
 
     def __call__(self, docs: Sequence[Any]) -> list[StageRecord]:
         from veil.io.records import masked_to_record
+        from veil.pipeline import mask_batch
 
         self.load()
-        return [StageRecord(md.id, masked_to_record(md, self.drop)) for md in self._engine.mask(list(docs))]
+        return [StageRecord(md.id, masked_to_record(md, self.fields, self.drop))
+                for md in mask_batch(list(docs), self._engine)]
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_engine": None}  # models are loaded where the stage runs
 
 
 class FillStage:
-    """``make_filler()`` builds the filler; records and substitution records as ``veil fill`` writes them."""
+    """``make_filler()`` builds the filler; records and substitution records as ``veil fill`` writes them
+    (:func:`veil.pipeline.fill_batch`: a document the model fails on gets fallbacks, as locally)."""
 
-    def __init__(self, make_filler: Callable[[], Any]) -> None:
-        self.make_filler = make_filler
+    def __init__(self, make_filler: Callable[[], Any], fields: Any = None) -> None:
+        self.make_filler, self.fields = make_filler, fields
         self._filler: Any = None
 
     def load(self) -> None:
@@ -54,10 +58,11 @@ class FillStage:
 
     def __call__(self, docs: Sequence[Any]) -> list[StageRecord]:
         from veil.io.records import filled_to_record, substitution_records
+        from veil.pipeline import fill_batch
 
         self.load()
-        return [StageRecord(d.id, filled_to_record(d), list(substitution_records(d)))
-                for d in self._filler.fill(list(docs))]
+        return [StageRecord(d.id, filled_to_record(d, self.fields), list(substitution_records(d)))
+                for d in fill_batch(list(docs), self._filler)]
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_filler": None}

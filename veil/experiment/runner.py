@@ -7,7 +7,7 @@ Stages and their cache keys (hash of inputs + settings; see :mod:`veil.experimen
 fine-tuning settings) -> ``fill`` (masked corpus, method) -> ``lm_finetune`` (pre-trained LM,
 training texts, loss weight on [MASK] targets, LM settings) -> ``evaluate`` (fine-tuned LM, test
 texts). Adding a method computes only that method's stages; an interrupted run resumes (the fill
-stage even inside a corpus, through :func:`veil.fill.corpus.fill_file`).
+stage even inside a corpus, through :func:`veil.pipeline.fill_corpus`).
 """
 
 from __future__ import annotations
@@ -63,12 +63,6 @@ def _take(source: Any, c: CorpusSpec) -> list[Any]:
     return docs
 
 
-def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for r in records:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-
-
 def read_texts(path: Path) -> list[str]:
     """The ``text`` of every record of a stage's JSONL output (``masked.jsonl``, ``filled.jsonl``), in order."""
     with path.open(encoding="utf-8") as f:
@@ -77,7 +71,7 @@ def read_texts(path: Path) -> list[str]:
 
 def lm_text_of_masked(text: str) -> str:
     """Baseline text: every marker (``[MASK]``, ``[PERSON_NAME_1]``, ...) becomes the LM's ``[MASK]`` token."""
-    from veil.mask.placeholders import MARKER_RE, unescape
+    from veil.markers import MARKER_RE, unescape
 
     return unescape(MARKER_RE.sub("[MASK]", text)) if "[" in text else text
 
@@ -217,27 +211,23 @@ class ExperimentRunner:
         def work(tmp: Path) -> dict[str, Any]:
             from tqdm import tqdm
 
-            from veil.io.records import masked_to_record
-            from veil.mask.engine import MaskingEngine
-            from veil.mask.placeholders import render
-            from veil.mask.stats import masked_word_counts
+            from veil.io.records import write_masked
+            from veil.pipeline import build_engine, mask_batch
 
-            engine = MaskingEngine.from_names([tech], style=self.spec.style, options={tech: options},
-                                              keep=self.spec.keep)
-            masked = total = 0
-            recs = []
-            for s in tqdm(range(0, len(docs), 512), desc=f"mask {tech}", disable=not self.progress, leave=False):
-                batch = docs[s:s + 512]
-                for d, spans in zip(batch, engine.detect(batch)):
-                    m, t = masked_word_counts(d.text, spans)
-                    masked, total = masked + m, total + t
-                    md = render(d, spans, self.spec.style)
-                    md.meta = {}
-                    recs.append(masked_to_record(md))
-            _write_jsonl(tmp / "masked.jsonl", recs)
-            share = masked / max(1, total)
-            log.info("mask %s: %.1f%% of %d words", tech, 100 * share, total)
-            return {"masked_words": masked, "words": total, "masked_share": share}
+            engine = build_engine([tech], self.spec.style, {tech: options} if options else None,
+                                  keep=self.spec.keep)
+            counts: dict[str, int] = {}
+
+            def masked() -> Any:
+                for s in tqdm(range(0, len(docs), 512), desc=f"mask {tech}", disable=not self.progress, leave=False):
+                    for md in mask_batch(docs[s:s + 512], engine, counts):
+                        md.meta = {}
+                        yield md
+
+            write_masked(tmp / "masked.jsonl", masked())
+            share = counts.get("masked", 0) / max(1, counts.get("words", 0))
+            log.info("mask %s: %.1f%% of %d words", tech, 100 * share, counts.get("words", 0))
+            return {"masked_words": counts.get("masked", 0), "words": counts.get("words", 0), "masked_share": share}
 
         return self.cache.run("mask", stable_hash(settings), settings, work)
 
@@ -247,9 +237,9 @@ class ExperimentRunner:
                     "seed": self.spec.seed}
 
         def work(tmp: Path) -> dict[str, Any]:
-            from veil.fill.corpus import read_masked_jsonl
+            from veil.io.records import read_masked
 
-            docs = read_masked_jsonl(masked_dir / "masked.jsonl")
+            docs = list(read_masked(masked_dir / "masked.jsonl"))
             out = tmp / "model"
             if v.filler == "mlm":
                 from veil.fill.finetune import finetune_rounds
@@ -295,7 +285,7 @@ class ExperimentRunner:
         key = stable_hash(settings)
 
         def work(tmp: Path) -> dict[str, Any]:
-            from veil.fill.corpus import fill_file
+            from veil.pipeline import fill_corpus
 
             filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
             memo_key = json.dumps([v.filler, model, v.options, mask_key] + ([version] if version != 1 else []),
@@ -303,15 +293,15 @@ class ExperimentRunner:
             memo = self._rank_memo(memo_key)
             share_rankings(filler, memo,
                            request=ranking_request(filler, max(o.k for o in self.spec.variants if o.data == "filled")))
-            work_dir = self.cache.path("fill", key + ".work")  # survives an interruption: fill_file resumes
+            work_dir = self.cache.path("fill", key + ".work")  # survives an interruption: fill_corpus resumes
             work_dir.mkdir(parents=True, exist_ok=True)
             log.info("fill %s / %s: %s %s", tech, v.name, v.filler, v.strategy)
             try:
                 if self.engine == "ray":
                     stats = self._fill_on_ray(v, model, masked_dir / "masked.jsonl", work_dir / "filled.jsonl", key)
                 else:
-                    stats = fill_file(filler, masked_dir / "masked.jsonl", work_dir / "filled.jsonl",
-                                      settings={"key": key}, progress=self.progress)
+                    stats = fill_corpus(masked_dir / "masked.jsonl", work_dir / "filled.jsonl", filler,
+                                        settings={"key": key}, progress=self.progress)
             finally:  # also after an interruption: the rankings computed so far are not lost
                 self._save_rank_memo(memo_key, memo)
             for f in work_dir.iterdir():
@@ -330,17 +320,17 @@ class ExperimentRunner:
 
     def _fill_on_ray(self, v: Variant, model: Any, masked: Path, output: Path, key: str) -> dict[str, Any]:
         """The fill stage on :mod:`veil.engine.ray_engine`: each actor builds the variant's filler (rankings
-        are not shared between variants there); same output files as ``fill_file``, same records."""
+        are not shared between variants there); same output files as ``fill_corpus``, same records."""
         from functools import partial
 
         from veil.engine.ray_engine import run_stage
         from veil.engine.stages import FillStage
-        from veil.fill.corpus import iter_masked_jsonl, substitutions_path
-        from veil.registry import create, fillers
+        from veil.io.records import read_masked, substitutions_path
+        from veil.pipeline import build_filler
 
-        make = partial(create, fillers, v.filler, model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed,
+        make = partial(build_filler, v.filler, model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed,
                        **v.options)
-        return run_stage(FillStage(make), [masked], iter_masked_jsonl, output, settings={"key": key},
+        return run_stage(FillStage(make), [masked], read_masked, output, settings={"key": key},
                          progress=self.progress, extra_name=substitutions_path(output).name, **self.engine_options)
 
     # Rankings are kept on disk beside the stage cache (``rankings/HASH.jsonl.gz``), one file per

@@ -39,7 +39,7 @@ from typing import AbstractSet, Mapping, Sequence
 from veil.errors import VeilError
 from veil.fill import strategies
 from veil.fill import typed
-from veil.mask.placeholders import MARKER_RE, find_markers, parse_marker_name, unescape
+from veil.markers import MARKER_RE, find_markers, parse_marker_name, unescape
 from veil.types import FilledDocument, MaskedDocument, Placeholder, Substitution
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from veil.errors import VeilError
-from veil.mask.placeholders import unescape
+from veil.markers import unescape
 from veil.types import MaskedDocument
 
 log = logging.getLogger(__name__)
@@ -161,7 +161,7 @@ def finetune_rounds(docs: Sequence[MaskedDocument], output_dir: str | Path, *, m
     """
     import torch
 
-    from veil.fill.corpus import fill_documents
+    from veil.pipeline import fill_documents
     from veil.fill.mlm import MLMFiller, load_mlm
 
     if data not in DATA_SOURCES:

@@ -39,7 +39,7 @@ from typing import AbstractSet, Any, Iterable, Sequence
 
 from veil.errors import VeilError
 from veil.fill.base import CandidateFiller
-from veil.mask.placeholders import MARKER_RE, unescape
+from veil.markers import MARKER_RE, unescape
 from veil.textutil import WORD_RE
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from veil.errors import VeilError
-from veil.mask.placeholders import MARKER_RE, unescape
+from veil.markers import MARKER_RE, unescape
 
 log = logging.getLogger(__name__)
 

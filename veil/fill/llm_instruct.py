@@ -44,7 +44,7 @@ from typing import Any, Iterable, Sequence
 from veil.errors import VeilError
 from veil.fill.base import CANDIDATE_MARGIN, CandidateFiller
 from veil.fill.llm import CausalWordScorer, MarkerContext, _top
-from veil.mask.placeholders import MARKER_RE, unescape
+from veil.markers import MARKER_RE, unescape
 from veil.textutil import WORD_RE, iter_words
 
 log = logging.getLogger(__name__)

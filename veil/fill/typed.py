@@ -23,7 +23,7 @@ import random
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
-from veil.mask.placeholders import unescape
+from veil.markers import unescape
 
 #: our label (DLP-style, as the entity tagger writes it, or spaCy's own) -> spaCy labels accepted
 ENTITY_LABELS: dict[str, frozenset[str]] = {

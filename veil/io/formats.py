@@ -13,12 +13,13 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, TypeVar
 
 from veil.errors import InputError, VeilError
 from veil.types import Document
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FORMATS = ("txt", "jsonl", "csv", "parquet", "switchboard")
 _EXTENSIONS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
@@ -38,7 +39,7 @@ def detect_format(path: str | Path, fmt: str | None = None) -> str:
         return _EXTENSIONS[p.suffix.lower()]
     except KeyError:
         raise VeilError(f"{path}: cannot tell the format from the extension {p.suffix!r}; "
-                        f"pass --input-format / --output-format ({', '.join(FORMATS)})") from None
+                        f"pass --format / --output-format ({', '.join(FORMATS)})") from None
 
 
 @dataclass
@@ -54,13 +55,19 @@ class Fields:
 def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """(1-based line number, line without its end-of-line) of a UTF-8 file, strictly decoded."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError(str(path), None, "is a folder; give a corpus file")
     try:
         f = open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(str(path), None, "no such file") from None
     except OSError as e:
         raise InputError(str(path), None, f"cannot open: {e.strerror}") from None
     with f:
         n = 0
         for n, raw in enumerate(f, 1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte-order mark (spreadsheet exports) is not part of the first field
             if raw.endswith(b"\n"):
                 raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
             try:
@@ -77,72 +84,49 @@ def _check_nonempty_path(path: Path) -> None:
         raise InputError(str(path), None, "no such file")
 
 
+#: fields veil writes into a masked record; an input field of that name would be overwritten
+RESERVED_FIELDS = ("placeholders", "style")
+
+
 def read_txt(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
     """One document per line; the id is the line number."""
     for n, line in iter_lines(path):
         yield Document(id=str(n), text=line)
 
 
-def _field(rec: dict[str, Any], name: str, path: Path, n: int, what: str) -> Any:
-    if name not in rec:
-        raise InputError(str(path), n, f"missing {what} field {name!r} (fields present: "
-                         f"{', '.join(map(str, rec)) or 'none'}); choose it with --{what}-field"
-                         + (" ('' numbers the records)" if what == "id" else ""))
-    return rec[name]
-
-
-def record_to_document(rec: Any, fields: Fields, path: Path, n: int) -> Document:
-    if not isinstance(rec, dict):
-        raise InputError(str(path), n, f"expected a JSON object, got {type(rec).__name__}")
-    text = _field(rec, fields.text, path, n, "text")
-    if text is None:
-        text = ""
-    if not isinstance(text, str):
-        raise InputError(str(path), n, f"field {fields.text!r} must be a string, got {type(text).__name__}")
-    doc_id = str(_field(rec, fields.id, path, n, "id")) if fields.id else str(n)
-    person = rec.get(fields.person) if fields.person else None
-    group = rec.get(fields.group) if fields.group else None
-    used = {fields.text, fields.id, fields.person, fields.group}
-    meta = {k: v for k, v in rec.items() if k not in used}
-    return Document(id=doc_id, text=text, person=None if person is None else str(person),
-                    group=None if group is None else str(group), meta=meta)
-
-
-def read_jsonl(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
-    fields = fields or Fields()
+def iter_records(path: str | Path, fmt: str) -> Iterator[tuple[int, Any]]:
+    """(line or record number for messages, raw record) of a JSONL, CSV, Parquet or text file, streamed."""
     path = Path(path)
-    for n, line in iter_lines(path):
-        if not line.strip():
-            raise InputError(str(path), n, "empty line: every line of a JSONL file must be a JSON object")
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), n, f"invalid JSON ({e.msg} at column {e.colno})") from None
-        yield record_to_document(rec, fields, path, n)
+    if fmt == "txt":
+        for n, line in iter_lines(path):
+            yield n, {"id": n, "text": line}
+    elif fmt == "jsonl":
+        for n, line in iter_lines(path):
+            if not line.strip():
+                raise InputError(str(path), n, "empty line: every line of a JSONL file must be a JSON object")
+            try:
+                yield n, json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(str(path), n, f"invalid JSON ({e.msg} at column {e.colno})") from None
+    elif fmt == "csv":
+        yield from _csv_records(path)
+    elif fmt == "parquet":
+        yield from _parquet_records(path)
+    else:
+        raise VeilError(f"{path}: records cannot be read from format {fmt!r}")
 
 
-def read_csv(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
+def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     """A header row, then one record per row (quoted cells may span lines; errors name the row's first line).
 
     A blank line is a record with empty text when the file has one column, otherwise an error:
     ``csv.DictReader`` would skip it silently, which would drop a record.
     """
-    fields = fields or Fields()
-    path = Path(path)
     csv.field_size_limit(sys.maxsize)  # lines of several MB are legitimate documents
-
-    def lines() -> Iterator[str]:
-        for _, line in iter_lines(path):
-            yield line + "\n"
-
-    reader = csv.reader(lines())
+    reader = csv.reader(line + "\n" for _, line in iter_lines(path))
     header = next(reader, None)
     if not header or header == [""]:
         raise InputError(str(path), 1, "no header row (the first line must name the columns)")
-    for name, what in ((fields.text, "text"), (fields.id, "id")):
-        if name and name not in header:
-            raise InputError(str(path), 1, f"missing {what} column {name!r} (columns: {', '.join(header)}); "
-                             f"choose it with --{what}-field" + (" ('' numbers the records)" if what == "id" else ""))
     last = reader.line_num
     for row in reader:
         first, last = last + 1, reader.line_num
@@ -151,14 +135,12 @@ def read_csv(path: str | Path, fields: Fields | None = None) -> Iterator[Documen
         if len(row) != len(header):
             what = "an empty line" if not row else f"{len(row)} cells"
             raise InputError(str(path), first, f"{what} for {len(header)} columns ({', '.join(header)})")
-        yield record_to_document(dict(zip(header, row)), fields, path, first)
+        yield first, dict(zip(header, row))
 
 
-def read_parquet(path: str | Path, fields: Fields | None = None, batch_size: int = 1024) -> Iterator[Document]:
+def _parquet_records(path: Path, batch_size: int = 1024) -> Iterator[tuple[int, dict[str, Any]]]:
     import pyarrow.parquet as pq
 
-    fields = fields or Fields()
-    path = Path(path)
     _check_nonempty_path(path)
     try:
         pf = pq.ParquetFile(path)
@@ -168,9 +150,57 @@ def read_parquet(path: str | Path, fields: Fields | None = None, batch_size: int
     for batch in pf.iter_batches(batch_size=batch_size):
         for rec in batch.to_pylist():
             n += 1
-            yield record_to_document(rec, fields, path, n)
+            yield n, rec
     if n == 0:
         raise InputError(str(path), None, "empty file: no records to read")
+
+
+def text_of(rec: Any, fields: Fields, path: str | Path, n: int | None) -> str:
+    """The record's text field, or a located error: missing, null (never silently "") or not a string."""
+    if not isinstance(rec, dict):
+        raise InputError(str(path), n, f"expected a JSON object, got {type(rec).__name__}")
+    if fields.text not in rec:
+        raise InputError(str(path), n, f"missing text field {fields.text!r} (fields present: "
+                         f"{', '.join(map(str, rec)) or 'none'}); choose it with --text-field")
+    text = rec[fields.text]
+    if text is None:
+        raise InputError(str(path), n, f"field {fields.text!r} is null; give every record a string "
+                         "(\"\" for an empty document) or drop the record")
+    if not isinstance(text, str):
+        raise InputError(str(path), n, f"field {fields.text!r} must be a string, got {type(text).__name__}")
+    return text
+
+
+def id_of(rec: dict[str, Any], fields: Fields, number: int) -> str:
+    """The record's id; a record without one is numbered (1-based record number)."""
+    if fields.id and rec.get(fields.id) is not None:
+        return str(rec[fields.id])
+    return str(number)
+
+
+def record_to_document(rec: Any, fields: Fields, path: str | Path, n: int | None, number: int) -> Document:
+    text = text_of(rec, fields, path, n)
+    person = rec.get(fields.person) if fields.person else None
+    group = rec.get(fields.group) if fields.group else None
+    used = {fields.text, fields.id, fields.person, fields.group}
+    meta = {k: v for k, v in rec.items() if k not in used}
+    return Document(id=id_of(rec, fields, number), text=text, person=None if person is None else str(person),
+                    group=None if group is None else str(group), meta=meta)
+
+
+def _read_records(fmt: str) -> Any:
+    def read(path: str | Path, fields: Fields | None = None) -> Iterator[Document]:
+        fields = fields or Fields()
+        for number, (n, rec) in enumerate(iter_records(path, fmt), 1):
+            yield record_to_document(rec, fields, path, n, number)
+    read.__name__ = f"read_{fmt}"
+    read.__doc__ = f"Stream the documents of a {fmt.upper()} corpus (a record without an id is numbered)."
+    return read
+
+
+read_jsonl = _read_records("jsonl")
+read_csv = _read_records("csv")
+read_parquet = _read_records("parquet")
 
 
 def _switchboard_callers(speakers: Path) -> dict[tuple[str, str], str]:
@@ -235,9 +265,10 @@ def read_documents(path: str | Path, fmt: str | None = None, fields: Fields | No
     return readers.get(detect_format(path, fmt))(path, fields, **options)
 
 
-def iter_batches(docs: Iterator[Document], size: int) -> Iterator[list[Document]]:
-    batch: list[Document] = []
-    for d in docs:
+def iter_batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Consecutive lists of ``size`` items (the last may be shorter), streamed."""
+    batch: list[T] = []
+    for d in items:
         batch.append(d)
         if len(batch) >= size:
             yield batch

@@ -1,21 +1,37 @@
-"""Corpus I/O stage: atomic, resumable output files in JSONL, plain text, CSV or Parquet.
+"""Corpus I/O stage: the one locked, atomic, resumable output writer (JSONL, plain text, CSV, Parquet).
 
-Records are appended to ``OUTPUT.partial`` batch by batch; after each batch a small
-``OUTPUT.progress.json`` (written atomically) records how many records and bytes are complete
-and a hash of the run's settings. A re-run with the same settings truncates the partial file to
-the last complete batch and continues from there, so an interrupted and resumed run writes the
-same bytes as an uninterrupted one. ``OUTPUT`` itself appears only, by rename, when the run is
-complete. Parquet is written as JSONL while running and converted in the final step.
+Every command that writes a corpus (``veil mask``, ``veil fill``, the experiment runner) writes
+through :class:`ResumableWriter`:
+
+- ``OUTPUT.lock`` is held (``filelock``, an OS lock that dies with its process) while the run
+  writes, so a second run on the same output fails at once, naming the first;
+- records go to ``OUTPUT.partial`` batch by batch (JSONL, or the text lines for ``txt``); after
+  each batch ``OUTPUT.progress.json`` (written atomically) records how many records and bytes are
+  complete and a hash of the run's settings (which include the input's fingerprint). A re-run with
+  the same settings truncates the partial file to the last complete batch and continues, so an
+  interrupted and resumed run writes the same bytes as an uninterrupted one;
+- ``OUTPUT`` appears only, by rename, when the run is complete, with ``OUTPUT.veil.json`` beside it
+  (the settings hash): an existing output is reused only when that record matches, and replaced
+  only with ``overwrite``;
+- CSV and Parquet are converted from the JSONL partial file at the end, so their columns are the
+  union of all records' fields (in order of first appearance); a Parquet column whose values have
+  several types is written as strings, with a warning naming it;
+- an optional *sidecar* (``OUTPUT.substitutions.jsonl`` for ``veil fill``) is written in step;
+- ``-`` writes standard output (through a temporary file: no resume, no lock).
 """
 
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
-import io
 import json
 import logging
 import os
+import shutil
+import stat
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -24,6 +40,7 @@ from veil.errors import VeilError
 log = logging.getLogger(__name__)
 
 OUTPUT_FORMATS = ("jsonl", "txt", "csv", "parquet")
+STDIO = "-"
 
 
 def settings_hash(settings: dict[str, Any]) -> str:
@@ -31,15 +48,21 @@ def settings_hash(settings: dict[str, Any]) -> str:
 
 
 def input_fingerprint(path: str | Path) -> dict[str, Any]:
-    """Identity of an input for resume decisions: a changed input must not be resumed into."""
+    """Identity of an input by content (size + SHA-256), so a copied or touched file is still the same input."""
     p = Path(path)
-    if p.is_dir():
-        files = sorted(p.glob("*"))
-        return {"path": str(p.resolve()), "files": len(files),
-                "size": sum(f.stat().st_size for f in files if f.is_file()),
-                "mtime": max((f.stat().st_mtime_ns for f in files), default=0)}
-    st = p.stat()
-    return {"path": str(p.resolve()), "size": st.st_size, "mtime": st.st_mtime_ns}
+    files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+    h = hashlib.sha256()
+    size = 0
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    h.update(chunk)
+                    size += len(chunk)
+        except OSError as e:
+            raise VeilError(f"{f}: cannot read ({e.strerror})") from None
+        h.update(b"\0" + str(f.relative_to(p) if p.is_dir() else "").encode() + b"\0")
+    return {"size": size, "sha256": h.hexdigest()}
 
 
 def write_json_atomic(path: str | Path, obj: Any) -> None:
@@ -52,138 +75,339 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
     os.replace(tmp, path)
 
 
-class ResumableWriter:
-    """``with ResumableWriter(out, settings, fmt="jsonl") as w: skip = w.done; ...; w.write(records)``.
+def companion(path: str | Path, suffix: str) -> Path:
+    path = Path(path)
+    return path.with_name(path.name + suffix)
 
-    ``records`` are dicts (JSONL / CSV / Parquet) or, for ``txt``, dicts whose ``text`` is written.
-    """
 
-    def __init__(self, path: str | Path, settings: dict[str, Any], fmt: str = "jsonl", resume: bool = True,
-                 columns: list[str] | None = None) -> None:
-        if fmt not in OUTPUT_FORMATS:
-            raise VeilError(f"unknown output format {fmt!r}; choose from {', '.join(OUTPUT_FORMATS)}")
-        self.path = Path(path)
-        self.fmt = fmt
-        self.partial = self.path.with_name(self.path.name + ".partial")
-        self.progress = self.path.with_name(self.path.name + ".progress.json")
-        self.hash = settings_hash({**settings, "format": fmt})
-        self.resume = resume
-        self.columns = columns
-        self.done = 0
-        self._bytes = 0
-        self._f: io.BufferedWriter | None = None
+def check_output_path(path: str | Path, inputs: Iterable[str | Path] = ()) -> None:
+    """Refuse, before any work, an output that cannot be written or would destroy an input."""
+    if str(path) == STDIO:
+        return
+    p = Path(path)
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise VeilError(f"output {p} is a folder; give a file name (e.g. {p / 'out.jsonl'})")
+        if stat.S_ISLNK(st.st_mode):
+            raise VeilError(f"output {p} is a symbolic link; give the path of a regular file")
+        if not stat.S_ISREG(st.st_mode):
+            raise VeilError(f"output {p} is not a regular file (a device, pipe or socket); veil writes regular "
+                            "files only (use -o - for standard output)")
+    for src in inputs:
+        if str(src) == STDIO:
+            continue
+        s = Path(src)
+        for out in (p, companion(p, ".partial"), companion(p, ".substitutions.jsonl")):
+            if s.exists() and (out.resolve() == s.resolve() or (out.exists() and os.path.samefile(out, s))):
+                raise VeilError(f"output {p} would overwrite the input {src}; choose another -o")
+    parent = p.parent
+    existing = parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise VeilError(f"cannot create output folder {parent}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise VeilError(f"cannot write in folder {existing} (read-only or no permission); choose another -o")
 
-    def __enter__(self) -> "ResumableWriter":
-        if not self.path.parent.exists():
-            raise VeilError(f"output directory {self.path.parent} does not exist")
-        state = None
-        if self.resume and self.partial.exists() and self.progress.exists():
+
+def _holder_note(fd: int) -> None:
+    """Written into the lock file by its holder, so that a second run can say who holds it."""
+    note = json.dumps({"pid": os.getpid(), "command": " ".join(sys.argv)[:300]}).encode()
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, note, 0)
+
+
+class OutputLock:
+    """``OUTPUT.lock``: an OS lock (released when the process dies); a second holder fails at once."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = companion(path, ".lock")
+        self._lock: Any = None
+
+    def __enter__(self) -> "OutputLock":
+        from filelock import FileLock, Timeout
+
+        self._lock = FileLock(self.path, timeout=0, on_acquired=_holder_note)
+        try:
+            self._lock.acquire()
+        except Timeout:
             try:
-                state = json.loads(self.progress.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
-                state = None
-            if state and state.get("settings") != self.hash:
-                log.warning("%s: unfinished run with other settings or input; starting again", self.path)
-                state = None
-        if state:
-            self.done, self._bytes = int(state["records"]), int(state["bytes"])
-            self._f = open(self.partial, "r+b")
-            self._f.truncate(self._bytes)  # drop a batch that was half written when interrupted
-            self._f.seek(self._bytes)
-            self.columns = state.get("columns") or self.columns
-            log.info("resuming %s after %d records", self.path, self.done)
-        else:
-            self._f = open(self.partial, "wb")
-            if self.fmt == "csv" and self.columns:
-                self._write_bytes(self._csv_line(self.columns))
-            self._save_progress()
+                holder = json.loads(self.path.read_text(encoding="utf-8"))
+                who = f"process {holder['pid']} ({holder['command']})"
+            except (OSError, ValueError, KeyError, TypeError):
+                who = "another process"
+            raise VeilError(f"{self.path.with_suffix('')} is being written by {who}; wait for it to finish or "
+                            f"stop it (lock: {self.path})") from None
         return self
 
-    def _csv_line(self, row: list[Any]) -> bytes:
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow(row)
-        return buf.getvalue().encode("utf-8")
+    def __exit__(self, *exc: Any) -> None:
+        self.path.unlink(missing_ok=True)  # while held: a contender that opened the old inode sees it unlinked
+        self._lock.release()
 
-    def _write_bytes(self, b: bytes) -> None:
-        assert self._f is not None
-        self._f.write(b)
-        self._bytes += len(b)
+
+class ResumableWriter:
+    """``with ResumableWriter(out, settings, fmt="jsonl") as w: if not w.complete: skip = w.done; ...; w.write(recs)``.
+
+    ``settings`` must identify the run (input fingerprint, options): it decides whether an
+    unfinished run is resumed and whether an existing output is reused (``w.complete``). Records
+    are dicts; ``txt`` writes their ``text_field``. ``sidecar`` names a JSONL file written in step
+    (``write(records, sidecar_records)``).
+    """
+
+    def __init__(self, path: str | Path, settings: dict[str, Any], fmt: str = "jsonl", *, resume: bool = True,
+                 overwrite: bool = False, sidecar: str | Path | None = None, text_field: str = "text",
+                 lock: bool = True) -> None:
+        if fmt not in OUTPUT_FORMATS:
+            raise VeilError(f"unknown output format {fmt!r}; choose from {', '.join(OUTPUT_FORMATS)}")
+        self.stdout = str(path) == STDIO
+        self._tmpdir = tempfile.mkdtemp(prefix="veil-stdout-") if self.stdout else None
+        self.path = Path(self._tmpdir, "out") if self.stdout else Path(path)
+        self.fmt = fmt
+        self.text_field = text_field
+        self.sidecar = None if (sidecar is None or self.stdout) else Path(sidecar)
+        self.partial = companion(self.path, ".partial")
+        self.progress = companion(self.path, ".progress.json")
+        self.manifest = companion(self.path, ".veil.json")
+        self.hash = settings_hash({**settings, "format": fmt})
+        self.input_hash = settings_hash(settings.get("input"))  # a changed input makes an unfinished run worthless
+        self.resume = resume and not overwrite and not self.stdout
+        self.overwrite = overwrite
+        self.complete = False
+        self.done = 0
+        self.state: dict[str, Any] = {}  # the resumed run's extra state (see ``write(state=)``)
+        self._bytes = [0, 0]
+        self._files: list[Any] = []
+        self._lock = OutputLock(self.path) if lock and not self.stdout else None
+
+    def _targets(self) -> list[Path]:
+        return [self.partial] + ([companion(self.sidecar, ".partial")] if self.sidecar else [])
+
+    def __enter__(self) -> "ResumableWriter":
+        check_output_path(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self._lock is not None:
+            self._lock.__enter__()
+        try:
+            self._open()
+        except BaseException:
+            if self._lock is not None:
+                self._lock.__exit__(None, None, None)
+            raise
+        return self
+
+    def _open(self) -> None:
+        if self.path.exists() and not self.stdout:
+            recorded = None
+            try:
+                recorded = json.loads(self.manifest.read_text(encoding="utf-8")).get("settings")
+            except (OSError, ValueError, AttributeError):
+                pass
+            if recorded == self.hash and not self.overwrite and (self.sidecar is None or self.sidecar.exists()):
+                self.complete = True
+                log.info("%s is complete already with these settings and input; nothing to do "
+                         "(--overwrite writes it again)", self.path)
+                return
+            if not self.overwrite:
+                why = ("has lost its substitutions file" if recorded == self.hash
+                       else "was written from another input or with other settings" if recorded
+                       else "was not written by veil (no OUTPUT.veil.json beside it)")
+                raise VeilError(f"output {self.path} exists and {why}; pass --overwrite to replace it, "
+                                "or choose another -o")
+        state = None
+        if self.resume and all(p.exists() for p in self._targets()) and self.progress.exists():
+            try:
+                state = json.loads(self.progress.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                state = None
+            if state and state.get("settings") != self.hash and state.get("input") != self.input_hash:
+                log.warning("%s: the input changed since the unfinished run; starting again", self.path)
+                state = None
+            elif state and state.get("settings") != self.hash:  # hours of model work may be in it: never discard quietly
+                raise VeilError(f"{self.path}: an unfinished run with other settings or another input exists "
+                                f"({self.progress.name}); re-run it as it was to resume, or pass --overwrite to "
+                                "start again")
+        try:
+            if state:
+                self.done = int(state["records"])
+                self._bytes = [int(b) for b in state["bytes"]]
+                self.state = state.get("state") or {}
+                for p, size in zip(self._targets(), self._bytes):
+                    f = open(p, "r+b")
+                    f.truncate(size)  # drop a batch that was half written when interrupted
+                    f.seek(size)
+                    self._files.append(f)
+                log.info("resuming %s after %d records", self.path, self.done)
+            else:
+                self._files = [open(p, "wb") for p in self._targets()]
+                self._save_progress()
+        except OSError as e:
+            raise _write_error(self.partial, e) from None
 
     def _encode(self, rec: dict[str, Any]) -> bytes:
         if self.fmt == "txt":
-            text = str(rec.get("text", ""))
+            text = rec.get(self.text_field)
+            text = "" if text is None else str(text)
             if "\n" in text or "\r" in text:
                 raise VeilError(f"record {rec.get('id')!r} contains a line break and cannot be written "
                                 "as one line of plain text; choose --output-format jsonl")
             return (text + "\n").encode("utf-8")
-        if self.fmt == "csv":
-            if self.columns is None:
-                self.columns = list(rec)
-                self._write_bytes(self._csv_line(self.columns))
-            return self._csv_line([_cell(rec.get(c)) for c in self.columns])
         return (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8")
 
-    def write(self, records: Iterable[dict[str, Any]]) -> None:
-        """Append one batch and mark it complete."""
-        n = 0
-        for rec in records:
-            self._write_bytes(self._encode(rec))
-            n += 1
-        assert self._f is not None
-        self._f.flush()
-        os.fsync(self._f.fileno())
-        self.done += n
-        self._save_progress()
+    def write(self, records: Iterable[dict[str, Any]], sidecar_records: Iterable[dict[str, Any]] = (),
+              state: dict[str, Any] | None = None) -> None:
+        """Append one batch (and its sidecar records) and mark it complete; ``state`` is kept for a resume."""
+        try:
+            encoded = [self._encode(r) for r in records]
+            n = len(encoded)
+            blobs = [b"".join(encoded)]
+            if self.sidecar is not None:
+                blobs.append(b"".join((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8")
+                                      for r in sidecar_records))
+            for i, (f, blob) in enumerate(zip(self._files, blobs)):
+                f.write(blob)
+                self._bytes[i] += len(blob)
+            for f in self._files:
+                f.flush()
+                os.fsync(f.fileno())
+            self.done += n
+            if state is not None:
+                self.state = state
+            self._save_progress()
+        except OSError as e:
+            raise _write_error(self.partial, e) from None
 
     def _save_progress(self) -> None:
-        write_json_atomic(self.progress, {"settings": self.hash, "records": self.done, "bytes": self._bytes,
-                                          "columns": self.columns})
+        write_json_atomic(self.progress, {"settings": self.hash, "input": self.input_hash, "records": self.done,
+                                          "bytes": self._bytes, "state": self.state})
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        assert self._f is not None
-        self._f.close()
-        if exc_type is not None:
-            return  # keep .partial and .progress.json for the next run to resume
-        if self.fmt == "parquet":
-            _jsonl_to_parquet(self.partial, self.path)
+        try:
+            for f in self._files:
+                f.close()
+            if self.complete:
+                return
+            if exc_type is not None:
+                if self.done == 0 or self.stdout:  # nothing worth resuming: leave nothing behind
+                    self._cleanup()
+                return  # keep .partial and .progress.json for the next run to resume
+            try:
+                self._finish()
+            except OSError as e:
+                raise _write_error(self.path, e) from None
+        finally:
+            if self._lock is not None:
+                self._lock.__exit__(None, None, None)
+            if self._tmpdir:
+                shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    def _cleanup(self) -> None:
+        for p in self._targets() + [self.progress]:
+            p.unlink(missing_ok=True)
+
+    def _finish(self) -> None:
+        if self.fmt in ("csv", "parquet"):
+            tmp = companion(self.path, ".tmp")
+            (_jsonl_to_csv if self.fmt == "csv" else _jsonl_to_parquet)(self.partial, tmp)
             self.partial.unlink()
+            final = tmp
         else:
-            os.replace(self.partial, self.path)
+            final = self.partial
+        if self.stdout:
+            with open(final, "rb") as f:
+                shutil.copyfileobj(f, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+            return
+        if self.sidecar is not None:
+            os.replace(companion(self.sidecar, ".partial"), self.sidecar)
+        self.manifest.unlink(missing_ok=True)  # the old output's record must not outlive it
+        os.replace(final, self.path)
+        write_json_atomic(self.manifest, {"settings": self.hash, "records": self.done, "format": self.fmt})
         self.progress.unlink(missing_ok=True)
+
+
+def _write_error(path: Path, e: OSError) -> VeilError:
+    if e.errno == errno.ENOSPC:
+        return VeilError(f"{path}: the disk is full; free some space and re-run the same command to resume")
+    return VeilError(f"cannot write {path}: {e.strerror or e}")
+
+
+def _iter_partial(src: Path) -> Iterable[dict[str, Any]]:
+    with open(src, encoding="utf-8") as f:
+        for line in f:
+            yield json.loads(line)
+
+
+def _union_fields(src: Path) -> tuple[list[str], dict[str, set[str]]]:
+    """Every field of every record, in order of first appearance, with the types of its values."""
+    fields: dict[str, set[str]] = {}
+    for rec in _iter_partial(src):
+        for k, v in rec.items():
+            fields.setdefault(k, set()).add(_kind(v))
+    return list(fields), fields
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, (dict, list)):
+        return "json"
+    return "string"
 
 
 def _cell(v: Any) -> Any:
     return json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else ("" if v is None else v)
 
 
+def _jsonl_to_csv(src: Path, dest: Path) -> None:
+    columns, _ = _union_fields(src)
+    with open(dest, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(columns)
+        for rec in _iter_partial(src):
+            w.writerow([_cell(rec.get(c)) for c in columns])
+
+
 def _jsonl_to_parquet(src: Path, dest: Path, batch_size: int = 4096) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tmp = dest.with_name(dest.name + ".tmp")
-    writer = None
-    try:
-        with open(src, encoding="utf-8") as f:
-            batch: list[dict[str, Any]] = []
-            for line in f:
-                rec = json.loads(line)
-                # nested values (placeholders) are stored as JSON strings: one stable schema for every batch
-                batch.append({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
-                              for k, v in rec.items()})
-                if len(batch) >= batch_size:
-                    writer = _write_parquet_batch(pa, pq, writer, tmp, batch)
-                    batch = []
-            if batch or writer is None:
-                writer = _write_parquet_batch(pa, pq, writer, tmp, batch)
-    finally:
-        if writer is not None:
-            writer.close()
-    os.replace(tmp, dest)
+    columns, kinds = _union_fields(src)
+    types = {}
+    for c in columns:
+        k = kinds[c] - {"null"}
+        if len(k) > 1:
+            log.warning("field %r has values of several types (%s): written to Parquet as strings",
+                        c, ", ".join(sorted(k)))
+        types[c] = {"number": None, "bool": pa.bool_()}.get(next(iter(k)), pa.string()) if len(k) == 1 else pa.string()
+    if any(t is None for t in types.values()):  # numbers: int64 unless a float is present
+        floats = {c for c, t in types.items() if t is None
+                  and any(isinstance(r.get(c), float) for r in _iter_partial(src))}
+        types = {c: (pa.float64() if c in floats else pa.int64()) if t is None else t for c, t in types.items()}
+    schema = pa.schema([(c, types[c]) for c in columns])
 
+    def convert(rec: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for c in columns:
+            v = rec.get(c)
+            if v is not None and types[c] == pa.string() and not isinstance(v, str):
+                v = json.dumps(v, ensure_ascii=False)  # nested values and mixed columns: JSON text
+            out[c] = v
+        return out
 
-def _write_parquet_batch(pa: Any, pq: Any, writer: Any, path: Path, batch: list[dict[str, Any]]) -> Any:
-    table = pa.Table.from_pylist(batch)
-    if writer is None:
-        writer = pq.ParquetWriter(path, table.schema)
-    writer.write_table(table.cast(writer.schema) if table.schema != writer.schema else table)
-    return writer
+    with pq.ParquetWriter(dest, schema) as writer:
+        batch: list[dict[str, Any]] = []
+        for rec in _iter_partial(src):
+            batch.append(convert(rec))
+            if len(batch) >= batch_size:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                batch = []
+        if batch or not columns:
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))

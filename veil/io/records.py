@@ -1,15 +1,17 @@
-"""Corpus I/O stage: JSONL records of masked and filled documents (what `veil mask` writes, `veil fill` reads).
+"""Corpus I/O stage: masked and filled records in any format (what `veil mask` writes and `veil fill` reads).
 
-Masked record: ``{id, text, placeholders: [{start, end, label, key, technique}], style, person?,
-group?, ...other input fields}``. Without ``placeholders`` the unescaped markers of the text are the
-placeholders (technique ``unknown``), and without ``style`` it is inferred from the marker names.
+Masked record: the input record with its text field replaced by the masked text, plus
+``placeholders`` (``[{start, end, label, key, technique}]``, a JSON string in CSV / Parquet) and
+``style``; every other field keeps its name and value. Without ``placeholders`` the unescaped
+markers of the text are the placeholders (technique ``unknown``), and without ``style`` it is
+inferred from the marker names.
 
-Filled record: ``{id, text, person?, group?, ...other fields}``; its substitutions
-``{id, placeholder, key, label, substitute, start, end}`` live in ``FILE.substitutions.jsonl``
-beside it, one line per substitution, in document order (the layout ``veil fill`` writes).
+Filled record: the masked record with its text filled, ``placeholders`` and ``style`` removed; the
+substitutions ``{id, placeholder, key, label, substitute, start, end}`` live in
+``FILE.substitutions.jsonl`` beside it, one line per substitution, in document order.
 
 Readers stream (one record in memory at a time) and report bad records as ``InputError`` with
-file and line; writers are atomic (temporary file, then rename).
+file and line; writers go through :class:`veil.io.output.ResumableWriter` (atomic, locked).
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from veil.errors import InputError
-from veil.mask.placeholders import STYLES, find_markers, parse_marker_name
+from veil.io.formats import Fields, detect_format, id_of, iter_batches, iter_records, text_of
+from veil.markers import STYLES, find_markers, infer_style, parse_marker_name
 from veil.types import FilledDocument, MaskedDocument, Placeholder, Substitution
 
-#: record fields with a place in the types; every other field is metadata, carried through unchanged
-CORE_FIELDS = ("id", "text", "placeholders", "style", "person", "group")
+#: fields a masked record adds to the input record
+MASK_FIELDS = ("placeholders", "style")
 _SUB_FIELDS = ("placeholder", "key", "label", "substitute", "start", "end")
 
 
@@ -32,17 +35,27 @@ def substitutions_path(path: str | Path) -> Path:
     return path.with_name(path.name + ".substitutions.jsonl")
 
 
+def _base_record(doc: Any, fields: Fields, drop: frozenset[str]) -> dict[str, Any]:
+    # without an id field the ids are record numbers: a reader numbers the records the same way again
+    rec: dict[str, Any] = {fields.id: doc.id} if fields.id else {}
+    rec[fields.text] = doc.text
+    if doc.person is not None:
+        rec[fields.person or "person"] = doc.person
+    if doc.group is not None:
+        rec[fields.group or "group"] = doc.group
+    for k, v in doc.meta.items():
+        if k not in drop and k not in rec:
+            rec[k] = v
+    return rec
+
+
 # --- masked documents -------------------------------------------------------------------------
-def masked_to_record(md: MaskedDocument, drop: frozenset[str] = frozenset()) -> dict[str, Any]:
-    rec: dict[str, Any] = {"id": md.id, "text": md.text,
-                           "placeholders": [p.to_dict() for p in md.placeholders], "style": md.style}
-    if md.person is not None:
-        rec["person"] = md.person
-    if md.group is not None:
-        rec["group"] = md.group
-    for k, v in md.meta.items():
-        if k not in drop:
-            rec.setdefault(k, v)
+def masked_to_record(md: MaskedDocument, fields: Fields | None = None,
+                     drop: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The output record of one masked document, its fields under the input's names."""
+    rec = _base_record(md, fields or Fields(), drop | set(MASK_FIELDS))
+    rec["placeholders"] = [p.to_dict() for p in md.placeholders]
+    rec["style"] = md.style
     return rec
 
 
@@ -58,78 +71,62 @@ def placeholders_from_markers(text: str) -> tuple[Placeholder, ...]:
     return tuple(out)
 
 
-def infer_style(text: str) -> str:
-    names = [n for _, _, n in find_markers(text)]
-    if all(n.upper() == "MASK" for n in names):
-        return "mask"
-    return "numbered" if any(parse_marker_name(n)[1] is not None for n in names) else "typed"
-
-
 def _opt_str(v: Any) -> str | None:
     return None if v is None else str(v)
 
 
-def record_to_masked(rec: Any, path: str = "<record>", line: int | None = None) -> MaskedDocument:
-    if not isinstance(rec, dict):
-        raise InputError(path, line, f"expected a JSON object, got {type(rec).__name__}")
-    for name in ("id", "text"):
-        if name not in rec:
-            raise InputError(path, line, f"missing field {name!r} of a masked record")
-    text = rec["text"]
-    if not isinstance(text, str):
-        raise InputError(path, line, f"field 'text' must be a string, got {type(text).__name__}")
-    if rec.get("placeholders") is None:
+def record_to_masked(rec: Any, fields: Fields | None = None, path: str | Path = "<record>",
+                     line: int | None = None, number: int = 1) -> MaskedDocument:
+    fields = fields or Fields()
+    text = text_of(rec, fields, path, line)
+    raw = rec.get("placeholders")
+    if isinstance(raw, str):  # CSV / Parquet keep nested values as JSON text
+        try:
+            raw = json.loads(raw) if raw.strip() else None
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), line, f"field 'placeholders' is not valid JSON ({e.msg})") from None
+    if raw is None:
         phs = placeholders_from_markers(text)
     else:
         try:
-            phs = tuple(Placeholder.from_dict(p) for p in rec["placeholders"])
+            phs = tuple(Placeholder.from_dict(p) for p in raw)
         except (KeyError, TypeError, ValueError) as e:
-            raise InputError(path, line, f"bad 'placeholders' entry ({type(e).__name__}: {e}); "
+            raise InputError(str(path), line, f"bad 'placeholders' entry ({type(e).__name__}: {e}); "
                              "each needs start, end, label, key, technique") from None
         for p in phs:
             if not (0 <= p.start < p.end <= len(text)):
-                raise InputError(path, line, f"placeholder [{p.start}, {p.end}) is outside the text "
+                raise InputError(str(path), line, f"placeholder [{p.start}, {p.end}) is outside the text "
                                  f"(length {len(text)})")
     style = rec.get("style") or infer_style(text)
     if style not in STYLES:
-        raise InputError(path, line, f"unknown placeholder style {style!r}; expected one of {', '.join(STYLES)}")
-    meta = {k: v for k, v in rec.items() if k not in CORE_FIELDS}
-    return MaskedDocument(str(rec["id"]), text, phs, style, _opt_str(rec.get("person")),
-                          _opt_str(rec.get("group")), meta)
+        raise InputError(str(path), line, f"unknown placeholder style {style!r}; expected one of {', '.join(STYLES)}")
+    used = {fields.text, fields.id, fields.person, fields.group, *MASK_FIELDS}
+    meta = {k: v for k, v in rec.items() if k not in used}
+    return MaskedDocument(id_of(rec, fields, number), text, phs, style,
+                          _opt_str(rec.get(fields.person)) if fields.person else None,
+                          _opt_str(rec.get(fields.group)) if fields.group else None, meta)
 
 
-def _iter_json_records(path: str | Path) -> Iterator[tuple[int, Any]]:
-    from veil.io.formats import iter_lines
-
-    for n, line in iter_lines(path):
-        if not line.strip():
-            raise InputError(str(path), n, "empty line: every line of a JSONL file must be a JSON object")
-        try:
-            yield n, json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), n, f"invalid JSON ({e.msg} at column {e.colno})") from None
+#: the field names veil itself writes (person / group too): what the record readers assume by default
+VEIL_FIELDS = Fields(text="text", id="id", person="person", group="group")
 
 
-def read_masked(path: str | Path) -> Iterator[MaskedDocument]:
-    """Stream the ``MaskedDocument`` objects of a masked JSONL file."""
-    for n, rec in _iter_json_records(path):
-        yield record_to_masked(rec, str(path), n)
+def read_masked(path: str | Path, fmt: str | None = None, fields: Fields | None = None) -> Iterator[MaskedDocument]:
+    """Stream the ``MaskedDocument`` objects of a masked corpus (JSONL, CSV, Parquet or text)."""
+    fields = fields or VEIL_FIELDS
+    for number, (n, rec) in enumerate(iter_records(path, detect_format(path, fmt)), 1):
+        yield record_to_masked(rec, fields, path, n, number)
 
 
-def write_masked(path: str | Path, docs: Iterable[MaskedDocument], batch_size: int = 1024) -> int:
-    """Write masked documents as JSONL, atomically; returns the number written."""
-    return _write_jsonl(path, (masked_to_record(d) for d in docs), batch_size)
+def write_masked(path: str | Path, docs: Iterable[MaskedDocument], batch_size: int = 1024,
+                 fmt: str | None = None, fields: Fields | None = None) -> int:
+    """Write masked documents, atomically; returns the number written."""
+    return _write(path, (masked_to_record(d, fields or VEIL_FIELDS) for d in docs), batch_size, fmt)
 
 
 # --- filled documents -------------------------------------------------------------------------
-def filled_to_record(d: FilledDocument) -> dict[str, Any]:
-    rec: dict[str, Any] = {"id": d.id, "text": d.text}
-    if d.person is not None:
-        rec["person"] = d.person
-    if d.group is not None:
-        rec["group"] = d.group
-    rec.update({k: v for k, v in d.meta.items() if k not in rec})
-    return rec
+def filled_to_record(d: FilledDocument, fields: Fields | None = None) -> dict[str, Any]:
+    return _base_record(d, fields or Fields(), frozenset(MASK_FIELDS))
 
 
 def substitution_records(d: FilledDocument) -> list[dict[str, Any]]:
@@ -147,15 +144,16 @@ def _substitution(rec: Any, path: str, line: int) -> Substitution:
         raise InputError(path, line, f"bad substitution record: {e}") from None
 
 
-def read_filled(path: str | Path) -> Iterator[FilledDocument]:
+def read_filled(path: str | Path, fmt: str | None = None, fields: Fields | None = None) -> Iterator[FilledDocument]:
     """Stream ``FilledDocument`` objects; substitutions come from ``FILE.substitutions.jsonl`` if present.
 
     The substitutions file is consumed in step with the documents (both are in document order), so
     memory does not grow with the corpus; a substitution that matches no document is an error.
     """
+    fields = fields or VEIL_FIELDS
     path = Path(path)
     subs_file = substitutions_path(path)
-    subs = _iter_json_records(subs_file) if subs_file.exists() and subs_file.stat().st_size else iter(())
+    subs = (iter_records(subs_file, "jsonl") if subs_file.exists() and subs_file.stat().st_size else iter(()))
     pending: tuple[int, Substitution] | None = None
 
     def next_sub() -> tuple[int, Substitution] | None:
@@ -164,58 +162,40 @@ def read_filled(path: str | Path) -> Iterator[FilledDocument]:
         return None
 
     pending = next_sub()
-    for n, rec in _iter_json_records(path):
-        if not isinstance(rec, dict):
-            raise InputError(str(path), n, f"expected a JSON object, got {type(rec).__name__}")
-        for name in ("id", "text"):
-            if name not in rec:
-                raise InputError(str(path), n, f"missing field {name!r} of a filled record")
-        if not isinstance(rec["text"], str):
-            raise InputError(str(path), n, "field 'text' must be a string")
-        doc_id = str(rec["id"])
+    for number, (n, rec) in enumerate(iter_records(path, detect_format(path, fmt)), 1):
+        text = text_of(rec, fields, path, n)
+        doc_id = id_of(rec, fields, number)
         mine: list[Substitution] = []
         while pending is not None and pending[1].doc_id == doc_id:
             mine.append(pending[1])
             pending = next_sub()
-        meta = {k: v for k, v in rec.items() if k not in CORE_FIELDS}
-        yield FilledDocument(doc_id, rec["text"], tuple(mine), _opt_str(rec.get("person")),
-                             _opt_str(rec.get("group")), meta)
+        used = {fields.text, fields.id, fields.person, fields.group}
+        meta = {k: v for k, v in rec.items() if k not in used}
+        yield FilledDocument(doc_id, text, tuple(mine),
+                             _opt_str(rec.get(fields.person)) if fields.person else None,
+                             _opt_str(rec.get(fields.group)) if fields.group else None, meta)
     if pending is not None:
         raise InputError(str(subs_file), pending[0], f"substitution for document {pending[1].doc_id!r}, which is "
                          f"not in {path} at this position (both files must be in the same document order)")
 
 
 def write_filled(path: str | Path, docs: Iterable[FilledDocument], batch_size: int = 1024,
-                 substitutions: bool = True) -> int:
-    """Write filled documents as JSONL (and their substitutions beside them), atomically."""
+                 substitutions: bool = True, fmt: str | None = None, fields: Fields | None = None) -> int:
+    """Write filled documents (and their substitutions beside them), atomically."""
     from veil.io.output import ResumableWriter
 
     path = Path(path)
-    if not substitutions:
-        return _write_jsonl(path, (filled_to_record(d) for d in docs), batch_size)
-    with ResumableWriter(path, {}, resume=False) as w, \
-            ResumableWriter(substitutions_path(path), {}, resume=False) as ws:
-        batch: list[FilledDocument] = []
-        for d in docs:
-            batch.append(d)
-            if len(batch) >= batch_size:
-                ws.write(r for x in batch for r in substitution_records(x))
-                w.write(filled_to_record(x) for x in batch)
-                batch = []
-        ws.write(r for x in batch for r in substitution_records(x))
-        w.write(filled_to_record(x) for x in batch)
+    with ResumableWriter(path, {}, fmt or detect_format(path), resume=False, overwrite=True,
+                         sidecar=substitutions_path(path) if substitutions else None) as w:
+        for batch in iter_batches(docs, batch_size):
+            w.write([filled_to_record(x, fields or VEIL_FIELDS) for x in batch], [r for x in batch for r in substitution_records(x)])
         return w.done
 
 
-def _write_jsonl(path: str | Path, records: Iterable[dict[str, Any]], batch_size: int) -> int:
+def _write(path: str | Path, records: Iterable[dict[str, Any]], batch_size: int, fmt: str | None) -> int:
     from veil.io.output import ResumableWriter
 
-    with ResumableWriter(path, {}, resume=False) as w:
-        batch: list[dict[str, Any]] = []
-        for r in records:
-            batch.append(r)
-            if len(batch) >= batch_size:
-                w.write(batch)
-                batch = []
-        w.write(batch)
+    with ResumableWriter(path, {}, fmt or detect_format(path), resume=False, overwrite=True) as w:
+        for batch in iter_batches(records, batch_size):
+            w.write(batch)
         return w.done

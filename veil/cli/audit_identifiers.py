@@ -31,6 +31,7 @@ from veil.types import Document
 log = logging.getLogger(__name__)
 
 FORMATS = ("switchboard", "tab", "jsonl")
+SWEEP_K = ("2", "3", "5")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,15 +39,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", required=True, choices=FORMATS, help="corpus format (decides the person)")
     p.add_argument("--k", type=int, default=2, help="indirect identifier: a term used by fewer than k persons (default 2)")
     p.add_argument("--max-n", type=int, default=1, help="indirect identifiers are n-grams up to this n (default 1: words)")
-    p.add_argument("--sweep-k", default="2,3,5", metavar="K,K,...",
-                   help="also count indirect identifiers for these k (Appendix B; default 2,3,5)")
+    from veil.cli.common import add_list, add_maskers, add_set
+
+    add_list(p, "--sweep-k", SWEEP_K, metavar="K", help="also count indirect identifiers for these k (Appendix B)")
     p.add_argument("--sweep-n", type=int, metavar="N",
                    help="... and for every n up to N (Appendix C; default: --max-n)")
-    p.add_argument("--out", metavar="DIR", help="write per_person.csv, sharing.csv, sweep.csv, identifiers.md, "
+    p.add_argument("-o", "--output", "--out", dest="out", metavar="DIR", help="write per_person.csv, sharing.csv, sweep.csv, identifiers.md, "
                                                 "identifiers.png, summary.json here")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    p.add_argument("--masker", nargs="+", default=["entity_tagger"], metavar="NAME",
-                   help="maskers whose spans are the direct identifiers (default: entity_tagger)")
+    add_maskers(p, help="maskers whose spans are the direct identifiers")
+    add_set(p)
     p.add_argument("--no-direct", action="store_true", help="skip direct identifiers (no NER run)")
     p.add_argument("--speakers", metavar="CSV", help="Switchboard call_con_tab.csv (default: found beside the corpus)")
     p.add_argument("--text-field", default="text", help="jsonl: the text field (default text)")
@@ -175,10 +177,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 2 or args.max_n < 1:
         raise VeilError("--k must be at least 2 and --max-n at least 1")
+    from veil.cli.common import list_value, maskers_of, parse_options, progress_of
+
     try:
-        sweep_k = sorted({int(x) for x in args.sweep_k.split(",") if x.strip()})
+        sweep_k = sorted({int(x) for x in list_value(args.sweep_k, SWEEP_K)})
     except ValueError:
-        raise VeilError(f"--sweep-k must be comma-separated integers, not {args.sweep_k!r}") from None
+        raise VeilError(f"--sweep-k takes integers, not {' '.join(args.sweep_k)!r}") from None
     if any(k < 2 for k in sweep_k):
         raise VeilError("--sweep-k values must be at least 2")
     sweep_n = args.sweep_n or args.max_n
@@ -188,12 +192,13 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None:
         docs = docs[: args.limit]
     log.info("%d documents, %d persons", len(docs), len({d.person for d in docs}))
-    graph = ids.person_word_graph(docs, max_n=max(args.max_n, sweep_n), progress=True)
+    graph = ids.person_word_graph(docs, max_n=max(args.max_n, sweep_n), progress=progress_of(args))
     indirect = ids.indirect_identifiers(graph, k=args.k, max_n=args.max_n)
     direct = None
     if not args.no_direct:
-        log.info("direct identifiers: %s over %d documents", " + ".join(args.masker), len(docs))
-        direct = ids.direct_identifiers(docs, args.masker, progress=True)
+        names = maskers_of(args)
+        log.info("direct identifiers: %s over %d documents", " + ".join(names), len(docs))
+        direct = ids.direct_identifiers(docs, names, parse_options(args.set, names), progress=progress_of(args))
     summary = ids.summary(graph, indirect, args.k, direct, max_n=args.max_n)
     people = ids.per_person_table(graph, indirect, direct, max_n=args.max_n)
     sharing = ids.sharing_table(graph, 1)

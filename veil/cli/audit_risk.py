@@ -16,23 +16,24 @@ from veil.textforms import FORMS
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MASKERS = ("entity_tagger", "dlp")
 STAT_KEYS = ("documents", "mean", "std", "p95", "max", "mean_plus_std", "pass")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("gold", metavar="GOLD", help="gold file: TAB JSONL, Presidio synthetic JSON or CoNLL/WNUT")
     p.add_argument("--format", required=True, choices=("tab", "presidio", "conll"), help="gold file format")
-    p.add_argument("--masker", nargs="+", default=list(DEFAULT_MASKERS), metavar="NAME",
-                   help="maskers to audit, by registry name (default: entity_tagger dlp; see `veil ls`)")
+    from veil.cli.common import add_maskers, add_set
+
+    add_maskers(p, help="maskers to audit, by registry name (see `veil ls`)")
+    add_set(p)
     p.add_argument("--json", action="store_true",
                    help='print only {"documents", "mean", "std", "p95", "max", "mean_plus_std", "pass"}')
     p.add_argument("--details", metavar="FILE", help="write the missed PI of every document here (JSONL)")
-    p.add_argument("--out", metavar="DIR", help="also write risk_table.{md,csv}, risk_by_tag.csv, "
-                                                "details.jsonl and risk_hist.png here")
+    p.add_argument("-o", "--output", "--out", dest="out", metavar="DIR",
+                   help="also write risk_table.{md,csv}, risk_by_tag.csv, details.jsonl and risk_hist.png here")
     p.add_argument("--scores", metavar="CSV", help="infoType score table (default: the paper's Table 6)")
-    p.add_argument("--type-map", action="append", default=[], metavar="GOLD=TAG",
-                   help="map a gold entity type to an infoType tag (GOLD= for unscored); repeatable")
+    p.add_argument("--type-map", nargs="+", action="extend", default=[], metavar="GOLD=TAG",
+                   help="map a gold entity type to an infoType tag (GOLD= for unscored); repeated or space-separated")
     p.add_argument("--group-by", metavar="KEY",
                    help="document metadata key naming each document's group (default for TAB: dataset_type)")
     p.add_argument("--transform", choices=FORMS, default="none",
@@ -46,9 +47,10 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from veil.audit import risk
-    from veil.audit.identifiers import detect_spans
+    from veil.cli.common import maskers_of, parse_options, progress_of
     from veil.errors import VeilError
     from veil.mask.gold import read_gold
+    from veil.pipeline import build_engine
     from veil.textforms import transform_documents
 
     table = risk.ScoreTable.load(args.scores) if args.scores else risk.default_table()
@@ -62,11 +64,14 @@ def run(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise VeilError("--batch-size must be at least 1")
     group_by = args.group_by or ("dataset_type" if args.format == "tab" else None)
-    log.info("masking %d gold documents with %s", len(gold), " + ".join(args.masker))
+    names = maskers_of(args)
+    engine = build_engine(names, options=parse_options(args.set, names))
+    log.info("masking %d gold documents with %s", len(gold), " + ".join(names))
     docs = [g.doc for g in gold]
     masks = []
-    for i in tqdm(range(0, len(docs), args.batch_size), desc="masking", unit="batch", file=sys.stderr):
-        masks.extend(detect_spans(docs[i:i + args.batch_size], args.masker))
+    for i in tqdm(range(0, len(docs), args.batch_size), desc="masking", unit="batch", file=sys.stderr,
+                  disable=not progress_of(args)):
+        masks.extend(engine.detect(docs[i:i + args.batch_size]))
     risks = risk.audit_against_gold(gold, masks, args.format, table, type_map, group_by)
     rows = risk.group_table(risks)
     total = rows[-1]
@@ -74,11 +79,11 @@ def run(args: argparse.Namespace) -> int:
     if args.details:
         risk.write_details(args.details, risks)
     if args.out:
-        risk.write_report(args.out, risks, rows, title=f"{args.format}: {' + '.join(args.masker)}")
+        risk.write_report(args.out, risks, rows, title=f"{args.format}: {' + '.join(names)}")
     if args.json:
         print(json.dumps({k: total[k] for k in STAT_KEYS}))
         return 0
-    print(f"Residual risk of {' + '.join(args.masker)} on {args.gold} ({args.format}, "
+    print(f"Residual risk of {' + '.join(names)} on {args.gold} ({args.format}, "
           f"{len(risks)} documents, text form {args.transform})\n")
     print(risk.format_table(rows))
     print()

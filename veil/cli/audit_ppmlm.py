@@ -26,7 +26,7 @@ from veil.errors import VeilError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_METHODS = "mlm,mlma,dppmlm,ippmlm,ppmlm,dp"
+DEFAULT_METHODS = ("mlm", "mlma", "dppmlm", "ippmlm", "ppmlm", "dp")
 LABELS = {"mlm": "MLM", "mlma": "MLMA", "dppmlm": "DPPMLM", "ippmlm": "IPPMLM", "ppmlm": "PPMLM", "dp": "DP",
           "base": "no fine-tuning"}
 
@@ -34,11 +34,12 @@ LABELS = {"mlm": "MLM", "mlma": "MLMA", "dppmlm": "DPPMLM", "ippmlm": "IPPMLM", 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("corpus", metavar="CORPUS", help="corpus path (Switchboard: the folder with train/ and speakers/)")
     p.add_argument("--format", default="switchboard", help="corpus format (a registered reader; default switchboard)")
-    p.add_argument("--methods", default=DEFAULT_METHODS,
-                   help=f"comma-separated methods (default {DEFAULT_METHODS}; also: base = no fine-tuning)")
+    from veil.cli.common import add_list
+
+    add_list(p, "--methods", DEFAULT_METHODS, metavar="METHOD", help="methods to run (base = no fine-tuning)")
     p.add_argument("--model", default=None,
                    help="masked LM name or path (default: the packaged all-MiniLM-L6-v2 encoder with a warmed-up MLM head)")
-    p.add_argument("--out", required=True, help="output folder for tables, plots and per-method results")
+    p.add_argument("-o", "--output", "--out", dest="out", required=True, help="output folder for tables, plots and per-method results")
     p.add_argument("--json", action="store_true", help="print {method: {utility, privacy, auc, tpr_at_fpr}} as JSON")
     g = p.add_argument_group("persons and identifiers")
     g.add_argument("--persons", type=int, default=None, help="sample this many persons (default: all)")
@@ -46,8 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-words-per-person", type=int, default=None, help="cap each person's text (first documents)")
     g.add_argument("--k", type=int, default=2, help="indirect identifier: used by fewer than k persons (default 2)")
     g.add_argument("--max-n", type=int, default=1, help="indirect identifiers up to n-grams (default 1)")
-    g.add_argument("--direct-masker", default="entity_tagger",
-                   help="comma-separated maskers that find direct identifiers (default entity_tagger)")
+    add_list(g, "--direct-masker", ("entity_tagger",), help="maskers that find direct identifiers")
     g.add_argument("--seed", type=int, default=0, help="seed of the person split, masking and training")
     w = p.add_argument_group("MLM head warm-up of the default MiniLM model (ignored with --model)")
     w.add_argument("--warmup-steps", type=int, default=None,
@@ -282,7 +282,9 @@ def run(args: argparse.Namespace) -> int:
     from veil.audit import ppmlm
     from veil.models.minilm import load_masked_lm
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    from veil.cli.common import list_value
+
+    methods = list_value(args.methods, DEFAULT_METHODS)
     unknown = [m for m in methods if m not in ppmlm.METHODS]
     if not methods or unknown:
         raise VeilError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(ppmlm.METHODS)}")
@@ -294,7 +296,7 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     audit_cfg = ppmlm.AuditConfig(persons=args.persons, member_share=args.member_share,
                                   max_words_per_person=args.max_words_per_person, k=args.k, max_n=args.max_n,
-                                  direct_maskers=tuple(m.strip() for m in args.direct_masker.split(",") if m.strip()),
+                                  direct_maskers=tuple(list_value(args.direct_masker, ("entity_tagger",))),
                                   seed=args.seed)
     train_cfg = ppmlm.TrainConfig(epochs=args.epochs, batch_size=args.batch_size, max_length=args.max_length,
                                   lr=args.lr, mask_share=args.mask_share, seed=args.seed,
