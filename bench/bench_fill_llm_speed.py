@@ -172,7 +172,9 @@ def main(argv=None) -> int:
             m = model
             if dtype == "bf16" or (dtype == "auto" and resolve_dtype("auto", "cpu") is torch.bfloat16):
                 m = copy.deepcopy(model).to(torch.bfloat16)
-            f = LLMFiller(model_obj=m, tokenizer=tok, avoid={}, **opts)
+            # a low-precision copy ranks; the fp32 model re-scores its close calls, as LLMFiller does by default
+            verify = {"verify_obj": model} if m is not model and "shortlist" not in opts else {}
+            f = LLMFiller(model_obj=m, tokenizer=tok, avoid={}, **opts, **verify)
             subs[v], secs = run(f, docs_all)
             agree = sum(a == b for a, b in zip(subs[v], subs["veil"])) / max(1, len(subs["veil"]))
             rows.append((v + (" (bf16)" if m is not model else ""), len(docs_all), markers(docs_all), secs,

@@ -25,12 +25,13 @@ def test_mask_and_fill_a_dataset_like_the_local_engine():
     from veil.fill.llm import LLMFiller
     from veil.io.formats import Document
     from veil.models.smollm2 import build_tiny_causal_lm
+    from veil.pipeline import mask_batch
 
     ds = datasets.Dataset.from_dict({"id": [f"d{i}" for i in range(len(TEXTS))], "text": TEXTS,
                                      "source": ["a", "b", "c", "d"]})
     masked = mask_dataset(ds, _engine, batch_size=3)
-    local = [masked_to_record(m) for m in _engine().mask(
-        [Document(id=f"d{i}", text=t, meta={"source": s}) for i, (t, s) in enumerate(zip(TEXTS, "abcd"))])]
+    local = [masked_to_record(m) for m in mask_batch(
+        [Document(id=f"d{i}", text=t, meta={"source": s}) for i, (t, s) in enumerate(zip(TEXTS, "abcd"))], _engine())]
     assert [json.dumps(r, sort_keys=True) for r in masked] == [json.dumps(r, sort_keys=True) for r in local]
 
     model, tok = build_tiny_causal_lm(TEXTS * 3, vocab_size=300)

@@ -16,7 +16,7 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("torch")
 
 from veil.cli import main  # noqa: E402
-from veil.engine.ray_engine import input_files, read_output, run_stage  # noqa: E402
+from veil.engine.ray_engine import init_ray, input_files, read_output, run_stage  # noqa: E402
 from veil.engine.stages import MaskStage  # noqa: E402
 
 # the stages below are defined here: Ray's workers cannot import a test module, so they travel by value
@@ -28,7 +28,7 @@ WORDS = ("call me at 555-123-4567 or mail john.smith@example.com about the order
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    init_ray(None, workers=2)  # ray.init(num_cpus=2) on this 2-core machine (retried if Ray starts too slowly)
     yield
     ray.shutdown()
 

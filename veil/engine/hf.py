@@ -40,18 +40,16 @@ def mask_dataset(ds: Any, engine: Any, *, text_field: str = "text", id_field: st
                  drop: tuple[str, ...] = (), batch_size: int = 256, num_proc: int | None = None) -> Any:
     """``ds`` masked by ``engine`` (a :class:`~veil.mask.engine.MaskingEngine`, or a function returning one,
     which each ``map`` process calls once)."""
-    from pathlib import Path
-
     from veil.io.formats import Fields, record_to_document
 
     if text_field not in ds.column_names or id_field not in ds.column_names:
         raise VeilError(f"the dataset needs columns {text_field!r} and {id_field!r} (it has {', '.join(ds.column_names)})")
-    stage = MaskStage(engine if callable(engine) and not hasattr(engine, "mask") else (lambda: engine),
-                      frozenset(drop))
     fields = Fields(text=text_field, id=id_field)
+    stage = MaskStage(engine if callable(engine) and not hasattr(engine, "mask") else (lambda: engine),
+                      frozenset(drop), fields)
 
     def fn(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        docs = [record_to_document(rec, fields, Path("<dataset>"), i) for i, rec in enumerate(_rows(batch), 1)]
+        docs = [record_to_document(rec, fields, "<dataset>", i, i) for i, rec in enumerate(_rows(batch), 1)]
         return _columns(stage(docs), substitutions=False)
 
     return ds.map(fn, batched=True, batch_size=batch_size, num_proc=num_proc, remove_columns=ds.column_names,
@@ -69,7 +67,7 @@ def fill_dataset(ds: Any, filler: Any, *, batch_size: int = 64, num_proc: int | 
         # a column that only some rows have comes back as None in the others: that is "absent" for the
         # optional record fields; other columns are carried as they are
         docs = [record_to_masked({k: v for k, v in rec.items() if v is not None or k not in _OPTIONAL},
-                                 "<dataset>", i) for i, rec in enumerate(_rows(batch), 1)]
+                                 None, "<dataset>", i, i) for i, rec in enumerate(_rows(batch), 1)]
         return _columns(stage(docs), substitutions=True)
 
     return ds.map(fn, batched=True, batch_size=batch_size, num_proc=num_proc, remove_columns=ds.column_names,

@@ -128,8 +128,16 @@ def init_ray(address: str | None, workers: int, num_gpus: float = 0) -> None:
     kwargs: dict[str, Any] = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
     if address:
         ray.init(address=address, **kwargs)
-    else:
-        ray.init(num_cpus=max(workers, os.cpu_count() or 1), **kwargs)
+        return
+    for attempt in range(3):
+        try:
+            ray.init(num_cpus=max(workers, os.cpu_count() or 1), **kwargs)
+            return
+        except Exception as e:  # Ray waits a fixed 30 s for its own processes: too short on an overloaded machine
+            if "timed out during startup" not in str(e) or attempt == 2:
+                raise
+            log.warning("the local Ray cluster did not start in time (%s); trying again", e)
+            ray.shutdown()
 
 
 def run_stage(stage: Any, inputs: list[Path], read: Callable[[str], Iterator[Any]], output: str | Path, *,
