@@ -84,7 +84,8 @@ def main() -> int:
                     p.unlink()
                 base = base or mb
                 rows.append((label, n, mb, mb / base, secs))
-                print(f"{label:14s} {n:>8,} docs  peak RSS {mb:7.1f} MB  ({mb / base:4.2f}x)  {secs:6.1f} s", flush=True)
+                print(f"{label:14s} {n:>8,} docs  peak RSS {mb:7.1f} MB  ({mb / base:4.2f}x)  {secs:6.1f} s",
+                      flush=True)
     print("\n| veil | documents | peak RSS (MB) | ratio to smallest | wall (s) |\n|---|---:|---:|---:|---:|")
     for label, n, mb, ratio, secs in rows:
         print(f"| {label} | {n:,} | {mb:.0f} | {ratio:.2f} | {secs:.0f} |")

@@ -65,7 +65,7 @@ def select(golds: list[GoldDocument], which: str) -> list[GoldDocument]:
 
 
 def default_maskers() -> tuple[str, ...]:
-    from veil.cli.eval_detect import DEFAULT_MASKERS
+    from veil.pipeline import DEFAULT_MASKERS
 
     return tuple(DEFAULT_MASKERS)
 
@@ -151,10 +151,17 @@ def markdown(results: dict, missed: dict, command: str, seconds: float) -> str:
                 lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     lines += ["## Still missed by `veil default`", "",
-              "The ten most frequent missed (or partly masked) mention kinds per form: dataset, gold type and",
-              "the mention as it reads in that form, with its count.", ""]
+              "Per form: the ten most frequent kinds of missed (or partly masked) mention (dataset / gold type,",
+              "with counts), then each dataset's five most frequent missed mentions as they read in that form.", ""]
     for form, counter in missed.items():
-        lines += [f"**{form}**: " + "; ".join(f"{d}/{t} “{m}” ×{n}" for (d, t, m), n in counter.most_common(10)), ""]
+        kinds: Counter = Counter()
+        for (d, t, _), n in counter.items():
+            kinds[(d, t)] += n
+        lines += [f"**{form}**: " + "; ".join(f"{d}/{t} ×{n}" for (d, t), n in kinds.most_common(10)), ""]
+        for d in dict.fromkeys(d for d, _, _ in counter):
+            top = Counter({k: n for k, n in counter.items() if k[0] == d}).most_common(5)
+            lines.append(f"- {d}: " + "; ".join(f"{t} “{m}” ×{n}" for (_, t, m), n in top))
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,4 @@
-"""Pipeline: mask and fill whole corpora; the one loop behind `veil mask`, `veil fill`, the runner, the demo and the API.
+"""Pipeline: mask and fill whole corpora; the loop behind `veil mask`, `veil fill`, the runner, the demo, the API.
 
 Two layers:
 
@@ -89,7 +89,8 @@ def build_filler(name: str = DEFAULT_FILLER, **options: Any) -> Any:
 
 
 # --- batch functions ----------------------------------------------------------------------------
-def mask_batch(docs: Sequence[Document], engine: Any, word_counts: dict[str, int] | None = None) -> list[MaskedDocument]:
+def mask_batch(docs: Sequence[Document], engine: Any,
+               word_counts: dict[str, int] | None = None) -> list[MaskedDocument]:
     """Mask a batch; ``word_counts`` (if given) accumulates ``masked`` and ``words`` (the paper's share)."""
     from veil.mask.placeholders import render
 
@@ -148,12 +149,13 @@ def fallback_fill(doc: MaskedDocument, seed: int = 0) -> FilledDocument:
     pos = out_len = 0
     for s in slots:
         if s.key not in values:
-            values[s.key] = typed.fake_value(s.label, rng) if typed.has_fallback(s.label) else FALLBACK_WORD
+            values[s.key] = typed.fake_value(s.label, rng, s.shape) if typed.has_fallback(s.label) else FALLBACK_WORD
         seg = unescape(doc.text[pos:s.start])
         parts += [seg, values[s.key]]
         out_len += len(seg)
-        subs.append(Substitution(doc.id, s.marker, s.key, s.label, values[s.key], out_len, out_len + len(values[s.key])))
-        out_len += len(values[s.key])
+        value = values[s.key]
+        subs.append(Substitution(doc.id, s.marker, s.key, s.label, value, out_len, out_len + len(value)))
+        out_len += len(value)
         pos = s.end
     parts.append(unescape(doc.text[pos:]))
     return FilledDocument(doc.id, "".join(parts), tuple(subs), doc.person, doc.group, dict(doc.meta))
@@ -171,7 +173,8 @@ def mask_records(records: Sequence[Mapping[str, Any]], engine: Any, fields: Fiel
 
 
 def fill_records(records: Sequence[Mapping[str, Any]], filler: Any, fields: Fields | None = None,
-                 start: int = 1, failures: list[FillFailure] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                 start: int = 1, failures: list[FillFailure] | None = None
+                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(filled records, substitution records) of masked records."""
     from veil.io.records import filled_to_record, record_to_masked, substitution_records
 
@@ -290,13 +293,15 @@ def _output_format(path: str | Path, fmt: str | None, default: str) -> str:
 def _progress(total: int, initial: int, desc: str, enabled: bool) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, unit="doc", disable=not enabled, file=sys.stderr,
-                dynamic_ncols=True)
+    # disable=None: no bar when stderr is not a terminal (a log file of an unattended run stays readable)
+    return tqdm(total=total, initial=initial, desc=desc, unit="doc", disable=None if enabled else True,
+                file=sys.stderr, dynamic_ncols=True)
 
 
 def _component(factory: Any) -> Any:
     """A component given ready-made, or built by a zero-argument factory after the checks."""
-    return factory() if callable(factory) and not hasattr(factory, "fill") and not hasattr(factory, "detect") else factory
+    made = callable(factory) and not hasattr(factory, "fill") and not hasattr(factory, "detect")
+    return factory() if made else factory
 
 
 # --- file drivers -------------------------------------------------------------------------------

@@ -123,7 +123,8 @@ def test_repeated_and_space_separated_maskers_mean_the_same(tmp_path, capsys, co
     b_argv, b_out = RUNS[command](tmp_path, "b")
     a = _result(capsys, a_argv + ["--masker", "names", "--masker", "digits"], a_out)
     b = _result(capsys, b_argv + ["--masker", "names", "digits"], b_out)
-    only_last = _result(capsys, RUNS[command](tmp_path, "d")[0] + ["--masker", "digits"], RUNS[command](tmp_path, "d")[1])
+    d_argv, d_out = RUNS[command](tmp_path, "d")
+    only_last = _result(capsys, d_argv + ["--masker", "digits"], d_out)
     assert a == b
     assert a != only_last  # both maskers ran, not just the last one given
 
@@ -147,3 +148,20 @@ def test_a_registered_filler_is_offered(monkeypatch):
         top = build_parser(command)
         sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
         assert "my-filler" in next(a for a in sub._actions if "--filler" in a.option_strings).choices
+
+
+@pytest.mark.parametrize("verbose,quiet,veil_info,third_party_info", [
+    (False, False, True, False), (True, False, True, True), (False, True, False, False)])
+def test_third_party_info_lines_only_with_verbose(verbose, quiet, veil_info, third_party_info):
+    import logging
+
+    from veil.cli import configure_logging
+
+    root_level = logging.getLogger().level
+    try:
+        configure_logging(verbose, quiet)
+        assert logging.getLogger("veil.pipeline").isEnabledFor(logging.INFO) is veil_info
+        assert logging.getLogger("some_library.module").isEnabledFor(logging.INFO) is third_party_info
+    finally:
+        logging.getLogger().setLevel(root_level)
+        logging.getLogger("veil").setLevel(logging.NOTSET)

@@ -76,6 +76,10 @@ CASES = [
     ("money", "200,000 Turkish liras (TRY) and thirty thousand dollars",
      [("200,000 Turkish liras (TRY)", "MONEY"), ("thirty thousand dollars", "MONEY")]),
     ("money", "dollars and euros", []),
+    # as speech recognition writes amounts: lower-case codes, spoken numbers ("try" stays a word)
+    ("money", "approximately eur four thousand, two hundred turkish liras try, six hundred pln; try two",
+     [("approximately eur four thousand", "MONEY"), ("two hundred turkish liras try", "MONEY"),
+      ("six hundred pln", "MONEY")]),
     ("money", "(approximately EUR 1,800)", [("approximately EUR 1,800", "MONEY")]),
     ("quantity", "about 50 metres at 26 km/h, 12 per cent", [("50 metres", "QUANTITY"), ("26 km/h", "QUANTITY"),
                                                             ("12 per cent", "QUANTITY")]),

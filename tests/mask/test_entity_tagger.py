@@ -39,8 +39,11 @@ def test_propagate_table(text, tagged, expected):
     ("the Moers District Court (Amtsgericht) held", "Moers District Court", "ORGANIZATION_NAME",
      "Moers District Court (Amtsgericht)"),
     ("The Paris office", "Paris", "LOCATION", "Paris"),  # "The" is not part of a name
-    ("in the District of Famagusta", "Famagusta", "LOCATION", "the District of Famagusta"),
-    ("in the municipality of Härjedalen", "Härjedalen", "LOCATION", "the municipality of Härjedalen"),
+    ("in the District of Famagusta", "Famagusta", "LOCATION", "District of Famagusta"),
+    ("in the municipality of Härjedalen", "Härjedalen", "LOCATION", "municipality of Härjedalen"),
+    ("born in London. The United Kingdom Government", "London", "LOCATION", "London"),  # not across a sentence
+    ("from the United Kingdom", "the United Kingdom", "LOCATION", "United Kingdom"),  # the article is dropped
+    ("met Anna Smith. Later Bob", "Anna", "PERSON_NAME", "Anna Smith"),  # grown to the sentence end, not past
     ("occupied northern Cyprus", "Cyprus", "LOCATION", "northern Cyprus"),
     ("Then John I think left", "John", "PERSON_NAME", "John"),
     ("Turkish lawyers", "Turkish", "GROUP", "Turkish"),  # groups are not grown over words ...

@@ -16,7 +16,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from veil.pipeline import DEFAULT_FILLER
     from veil.registry import fillers
 
-    p.add_argument("input", help="masked corpus as veil mask writes it (JSONL, CSV, Parquet or txt; - = standard input)")
+    p.add_argument("input", help="masked corpus as veil mask writes it (JSONL, CSV, Parquet, txt; - = standard input)")
     p.add_argument("-o", "--output", required=True,
                    help="filled corpus, in the input's format and field names unless its extension says otherwise "
                         "(- = standard output); substitutions go to OUTPUT.substitutions.jsonl")

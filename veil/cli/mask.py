@@ -19,7 +19,8 @@ PAPER_NAMES = {"allow_list": "allowList", "vocab_threshold": "vocabThres", "enti
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from veil.cli.common import add_fields, add_maskers, add_set
 
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus file, - = standard input (several with --stats only)")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="corpus file, - = standard input (several with --stats only)")
     p.add_argument("-o", "--output", help="masked corpus to write (- = standard output; format from the extension, "
                                           "else JSONL): the input's fields, text masked, plus placeholders and style")
     add_maskers(p)

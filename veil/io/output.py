@@ -226,7 +226,7 @@ class ResumableWriter:
             if state and state.get("settings") != self.hash and state.get("input") != self.input_hash:
                 log.warning("%s: the input changed since the unfinished run; starting again", self.path)
                 state = None
-            elif state and state.get("settings") != self.hash:  # hours of model work may be in it: never discard quietly
+            elif state and state.get("settings") != self.hash:  # hours of model work may be in it: never discard
                 raise VeilError(f"{self.path}: an unfinished run with other settings or another input exists "
                                 f"({self.progress.name}); re-run it as it was to resume, or pass --overwrite to "
                                 "start again")

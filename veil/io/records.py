@@ -188,7 +188,8 @@ def write_filled(path: str | Path, docs: Iterable[FilledDocument], batch_size: i
     with ResumableWriter(path, {}, fmt or detect_format(path), resume=False, overwrite=True,
                          sidecar=substitutions_path(path) if substitutions else None) as w:
         for batch in iter_batches(docs, batch_size):
-            w.write([filled_to_record(x, fields or VEIL_FIELDS) for x in batch], [r for x in batch for r in substitution_records(x)])
+            w.write([filled_to_record(x, fields or VEIL_FIELDS) for x in batch],
+                    [r for x in batch for r in substitution_records(x)])
         return w.done
 
 

@@ -6,9 +6,10 @@ import bisect
 import re
 from typing import Iterable, Sequence
 
+from veil.markers import lookalike_spans
 from veil.mask.base import Masker
 from veil.mask.normalise import OffsetMap, detection_view
-from veil.mask.placeholders import lookalike_spans, merge_spans, render
+from veil.mask.placeholders import merge_spans, render
 from veil.registry import maskers as masker_registry
 from veil.textutil import normalise_surface
 from veil.types import Document, MaskedDocument, Span

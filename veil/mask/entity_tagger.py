@@ -270,9 +270,11 @@ def extend(text: str, spans: list[Span]) -> list[Span]:
             out.append(s)
             continue
         start, end = s.start, s.end
-        while (m := _NEXT_WORD.match(text, end)) and _is_name_word(m.group(1)):
+        # never across a sentence end: "London. The United Kingdom Government" is two things
+        while not _sentence_end(text, end) and (m := _NEXT_WORD.match(text, end)) and _is_name_word(m.group(1)):
             end = m.end()
-        while (m := _PREV_WORD.search(text, max(0, start - 40), start)) and _is_name_word(m.group(1)):
+        while ((m := _PREV_WORD.search(text, max(0, start - 40), start)) and _is_name_word(m.group(1))
+               and not _sentence_end(text, m.end(1))):
             start = m.start()
         if (m := _PAREN.match(text, end)) and m.group(1)[0].isupper():
             end = m.end()
@@ -281,9 +283,21 @@ def extend(text: str, spans: list[Span]) -> list[Span]:
         if end > len(text) or start < 0:
             start, end = s.start, s.end
         text_end = text[start:end].rstrip(".")  # "Mr Smith." keeps the full stop out
-        out.append(Span(start, start + len(text_end), s.label, s.source, s.score)
-                   if (start, end) != (s.start, s.end) else s)
+        end = start + len(text_end)
+        if text_end[:4] in ("the ", "The ") and len(text_end) > 4:
+            start += 4  # "the United Kingdom": the article is no part of the name
+        out.append(Span(start, end, s.label, s.source, s.score) if (start, end) != (s.start, s.end) else s)
     return out
+
+
+def _sentence_end(text: str, pos: int) -> bool:
+    """Whether ``text[:pos]`` ends a sentence: a full stop after a word of three or more letters (not "A.", "St.")."""
+    if pos == 0 or text[pos - 1] != ".":
+        return False
+    i = pos - 1
+    while i > 0 and text[i - 1].isalpha():
+        i -= 1
+    return pos - 1 - i >= 3
 
 
 class EntityTaggerMasker(Masker):

@@ -12,8 +12,9 @@ case-insensitively, so it reads every text form alike:
   ethnic and religious groups, illnesses, local terms), labels ``DEMOGRAPHIC`` / ``QUASI_ID``;
 - a user file of ``term<TAB>TYPE`` lines (``terms_file``), as the DLP custom dictionary.
 
-Words inside a term may be joined by spaces, hyphens or apostrophes or nothing ("Jehovah's",
-"jehovahs", "greek cypriot"), as speech recognition writes them.
+Words inside a term may be joined by spaces, hyphens or apostrophes ("Jehovah's", "jehovahs",
+"greek cypriot"), as speech recognition writes them. Matching looks word n-grams (up to four words)
+up in one dict, so its cost grows with the text, not with the number of terms.
 """
 
 from __future__ import annotations
@@ -70,12 +71,26 @@ def read_terms(path: str | Path) -> dict[str, str]:
     return read_dictionary(path)
 
 
-def _term_pattern(term: str) -> str | None:
-    """The term's words, joined by up to three non-word characters, with an optional plural ending."""
-    words = re.findall(r"[^\W_]+", term.lower())
+_WORD = re.compile(r"[^\W_]+")
+MAX_WORDS = 4  # the longest term looked up, in words
+
+
+def term_keys(term: str) -> list[str]:
+    """Lookup keys of a term: its lower-case words joined by one space, and with a lone "s" glued
+    to the word before ("jehovah's witnesses" -> "jehovah s witnesses", "jehovahs witnesses")."""
+    words = _WORD.findall(term.lower())
     if not words:
-        return None
-    return r"[\W_]{0,3}".join(re.escape(w) for w in words) + r"(?:e?s)?"
+        return []
+    keys = [" ".join(words)]
+    if "s" in words[1:]:
+        glued: list[str] = []
+        for w in words:
+            if w == "s" and glued:
+                glued[-1] += "s"
+            else:
+                glued.append(w)
+        keys.append(" ".join(glued))
+    return keys
 
 
 class QuasiIdentifierMasker(Masker):
@@ -102,19 +117,46 @@ class QuasiIdentifierMasker(Masker):
             terms.update({t.lower(): k for t, k in read_terms(terms_file).items()})
         if not terms:
             raise VeilError("quasi: no terms (choose a source or give terms_file)")
-        patterns: dict[str, str] = {}
-        self._labels: list[str] = []
+        self._terms: dict[str, str] = {}  # lookup key -> label, longest terms first
         for term, label in sorted(terms.items(), key=lambda kv: -len(kv[0])):
-            p = _term_pattern(term)
-            if p is not None and p not in patterns:
-                patterns[p] = label
-        self._groups = list(patterns.values())
-        # one alternation, longest term first; the group index names the label
-        self._re = re.compile(r"(?<!\w)(?:" + "|".join(f"({p})" for p in patterns) + r")(?!\w)", re.IGNORECASE)
+            for key in term_keys(term):
+                if len(key.split()) <= MAX_WORDS:
+                    self._terms.setdefault(key, label)
 
     def detect(self, text: str) -> list[Span]:
-        return [Span(m.start(), m.end(), self._groups[m.lastindex - 1], self.name, SCORE)
-                for m in self._re.finditer(text)]
+        """Longest match first at each word; words may be joined by up to three other characters."""
+        words = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(text)]
+        out: list[Span] = []
+        i = 0
+        while i < len(words):
+            hit = None
+            for n in range(min(MAX_WORDS, len(words) - i), 0, -1):
+                run = words[i:i + n]
+                if any(b[0] - a[1] > 3 for a, b in zip(run, run[1:])):
+                    continue
+                key = " ".join(w for _, _, w in run)
+                label = self._lookup(key)
+                if label is not None:
+                    hit = (n, label)
+                    break
+            if hit is None:
+                i += 1
+                continue
+            n, label = hit
+            out.append(Span(words[i][0], words[i + n - 1][1], label, self.name, SCORE))
+            i += n
+        return out
+
+    def _lookup(self, key: str) -> str | None:
+        """The label of ``key``, or of its singular ("teachers", "witnesses" -> "teacher", "witness")."""
+        terms = self._terms
+        if key in terms:
+            return terms[key]
+        if key.endswith("es") and key[:-2] in terms:
+            return terms[key[:-2]]
+        if key.endswith("s") and key[:-1] in terms:
+            return terms[key[:-1]]
+        return None
 
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
         return [self.detect(t) for t in texts]

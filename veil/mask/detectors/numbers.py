@@ -174,8 +174,12 @@ class DateDetector(PatternDetector):
         (r"(?i:\b" + _PART + r")\b" + _MONTH_I + r"\.?,?\s+" + _YEAR + r"\b", 0.8),
         (r"(?<![\d/.-])(?:" + _DAY_NUM + r"[/.-]" + _DAY_NUM + r"[/.-](?:\d{4}|\d{2})"
          r"|\d{4}-(?:0?[1-9]|1[0-2])-" + _DAY_NUM + r")(?![\d/.-])", 0.8),
-        # "5 may", "may 2005": the verb never sits between digits like this
+        # "5 may", "may 2005": the verb never sits between digits like this, nor between a spoken
+        # day and year ("twenty two may two thousand and two")
         (r"\b" + _DAY + r"(?:\s+of)?\s+(?i:may)\b(?:,?\s+" + _YEAR + r"\b)?", 0.8),
+        (r"(?i:\b" + _SPOKEN_DAY + r"(?:\s+of)?\s+may\s+" + _SPOKEN_YEAR + r")\b", 0.8),
+        # a year alone, spoken: "two thousand and seven", "nineteen ninety nine"
+        (r"(?i:\b" + _SPOKEN_YEAR + r")\b", 0.6),
         (r"\b(?i:may)\s+" + _DAY + r"(?:,?\s+\d{4})?\b|\b(?i:may),?\s+\d{4}\b", 0.8),
         # a part of a year: "first half of 1993"
         (r"(?i:\b(?:the\s+)?(?:beginning|end|middle|start|first\s+half|second\s+half|spring|summer|autumn|winter)"
@@ -220,7 +224,7 @@ _NUM_WORDS_RE = "|".join(sorted((w for w in _NUMBER_WORDS if w not in ("o", "oh"
                                 key=len, reverse=True))
 # an amount: digits ("1,470,000", "5,699.21") or number words ("twenty-four", "two hundred")
 _AMOUNT = (r"(?:\d[\d,.]*\d|\d|(?:" + _NUM_WORDS_RE + r"|hundred|thousand)(?:[\s-]+(?:"
-           + _NUM_WORDS_RE + r"|hundred|thousand|and))*)(?:\s+(?:thousand|million|billion|bn|m))?")
+           + _NUM_WORDS_RE + r"|hundred|thousand|million|billion|point|and))*)(?:\s+(?:thousand|million|billion|bn|m))?")
 _UNIT = r"(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)"
 
 
@@ -236,7 +240,7 @@ class DurationDetector(PatternDetector):
 _CURRENCY_CODES = ("EUR|USD|GBP|CHF|TRY|TRL|YTL|ATS|DEM|FRF|ITL|ESP|NLG|BEF|PLN|SEK|NOK|DKK|ISK|RUB|UAH|"
                    "HUF|CZK|SKK|BGN|RON|HRK|SIT|GRD|CYP|MTL|LTL|LVL|EEK|AMD|AZN|GEL|MDL|RSD|MKD|ALL|BAM|"
                    "JPY|CNY|INR|CAD|AUD")
-_CURRENCY_WORDS = (r"(?:(?i:new|old)\s+)?(?:[A-Z][a-z]+\s+)?(?i:euros?|dollars?|pounds?(?:\s+sterling)?|"
+_CURRENCY_WORDS = (r"(?:(?i:new|old)\s+)?(?:(?i:[a-z]+)\s+)?(?i:euros?|dollars?|pounds?(?:\s+sterling)?|"
                    r"liras?|lire|marks?|schillings?|francs?|zlotys?|kronor|kroner|kronur|kronas?|roubles?|"
                    r"rubles?|hryvnias?|forints?|korunas?|lei|levs?|kunas?|dinars?|drachmas?|cents?|bucks)")
 _MEASURES = (r"(?:km/h|mph|kilometres?|kilometers?|km|metres?|meters?|square\s+met(?:re|er)s?|sq\.?\s?m|m²|"
@@ -255,11 +259,19 @@ class MoneyDetector(PatternDetector):
     PATTERNS = (
         (_APPROX + r"(?:[$€£¥]\s?|\b(?:" + _CURRENCY_CODES + r")\s?)\d[\d,.]*\d?\b", 0.7),
         (_APPROX + r"\b" + _AMOUNT + r"\s*(?:\b(?:" + _CURRENCY_CODES + r")\b|" + _CURRENCY_WORDS + r"\b)"
-         r"(?:\s*\((?:" + _CURRENCY_CODES + r")\))?", 0.7),
+         r"(?:\s*\((?:" + _CURRENCY_CODES + r")\)|\s+(?i:" + _CURRENCY_CODES + r")\b)?", 0.7),
     )
 
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text) or any(c in text for c in "$€£¥") or "dollar" in text or "euro" in text
+    def __init__(self) -> None:
+        super().__init__()
+        # as speech recognition writes it: "eur four thousand", "trl thirty million". A lower-case code
+        # counts only where it is no common English word ("try", "all" stay words)
+        from veil.mask.detectors.words import common_words
+
+        codes = "|".join(c.lower() for c in _CURRENCY_CODES.split("|") if c.lower() not in common_words())
+        self._patterns.append((re.compile(_APPROX + r"\b(?:" + codes + r")\s+" + _AMOUNT + r"\b"
+                                          r"|\b" + _AMOUNT + r"\s+(?:" + codes + r")\b"), 0.7))
+
 
 
 class QuantityDetector(PatternDetector):
@@ -267,7 +279,7 @@ class QuantityDetector(PatternDetector):
 
     label = "QUANTITY"
     MERGE_OVERLAPS = True
-    PATTERNS = ((r"\b\d[\d,.]*\s?" + _MEASURES + r"(?![\w/])", 0.6),
+    PATTERNS = ((r"\b" + _AMOUNT + r"\s?" + _MEASURES + r"(?![\w/])", 0.6),
                 # counted things: "79 packages", "seven other persons", "fifty-five hearings"
                 (r"\b" + _AMOUNT + r"\s+(?:other\s+|more\s+|separate\s+|further\s+)?(?:[a-z]+\s+)?[a-z]{3,}s\b", 0.55))
     FLAGS = re.IGNORECASE
