@@ -52,3 +52,13 @@ def test_missing_columns_are_an_error():
 
     with pytest.raises(VeilError, match="needs columns"):
         mask_dataset(datasets.Dataset.from_dict({"body": ["x"]}), _engine)
+
+
+def test_veil_mask_and_fill_take_a_dataset():
+    import veil
+
+    ds = datasets.Dataset.from_dict({"id": ["a", "b"], "text": TEXTS[:2]})
+    masked = veil.mask(ds, ["dlp"])
+    assert isinstance(masked, datasets.Dataset) and "[NUMBER_1]" in masked[0]["text"]
+    filled = veil.fill(masked, "faker")
+    assert "[" not in filled[0]["text"] and filled[0]["substitutions"][0]["label"] == "NUMBER"
