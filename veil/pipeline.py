@@ -149,7 +149,7 @@ def fallback_fill(doc: MaskedDocument, seed: int = 0) -> FilledDocument:
     pos = out_len = 0
     for s in slots:
         if s.key not in values:
-            values[s.key] = typed.fake_value(s.label, rng) if typed.has_fallback(s.label) else FALLBACK_WORD
+            values[s.key] = typed.fake_value(s.label, rng, s.shape) if typed.has_fallback(s.label) else FALLBACK_WORD
         seg = unescape(doc.text[pos:s.start])
         parts += [seg, values[s.key]]
         out_len += len(seg)

@@ -60,6 +60,7 @@ maskers.register("quasi", "veil.mask.quasi:QuasiIdentifierMasker")
 fillers.register("mlm", "veil.fill.mlm:MLMFiller")
 fillers.register("llm", "veil.fill.llm:LLMFiller")
 fillers.register("llm-instruct", "veil.fill.llm_instruct:InstructLLMFiller")
+fillers.register("faker", "veil.fill.faker:FakerFiller")
 
 readers.register("txt", "veil.io.formats:read_txt")
 readers.register("jsonl", "veil.io.formats:read_jsonl")

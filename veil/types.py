@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from veil.shapes import is_shape
+
 
 @dataclass(frozen=True, slots=True)
 class Span:
@@ -50,6 +52,9 @@ class Placeholder:
 
     ``key`` identifies the masked entity within its document (the same key means the same
     normalised surface string); it carries no information about the surface itself.
+    ``shape`` is the format of the masked surface ("ddddd", "dd/dd", "l-l-l-l-l"), built by
+    ``veil.shapes.shape_of`` so that it cannot tell apart two values of the same layout; None for
+    untyped markers and for labels without a shape.
     """
 
     start: int
@@ -57,14 +62,22 @@ class Placeholder:
     label: str
     key: str
     technique: str
+    shape: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"start": self.start, "end": self.end, "label": self.label, "key": self.key,
-                "technique": self.technique}
+        d = {"start": self.start, "end": self.end, "label": self.label, "key": self.key,
+             "technique": self.technique}
+        if self.shape is not None:
+            d["shape"] = self.shape
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Placeholder":
-        return cls(int(d["start"]), int(d["end"]), str(d["label"]), str(d["key"]), str(d["technique"]))
+        shape = d.get("shape")
+        if shape is not None:
+            if not isinstance(shape, str) or not is_shape(shape):
+                raise ValueError(f"placeholder shape {shape!r} is not a shape signature")
+        return cls(int(d["start"]), int(d["end"]), str(d["label"]), str(d["key"]), str(d["technique"]), shape)
 
 
 @dataclass(slots=True)

@@ -58,7 +58,7 @@ def test_report_picks_up_audit_folders_under_out_audit(tmp_path):
     write_results([dict(r) for r in ROWS], out, None)
     page = (out / "report.html").read_text()
     assert base64.b64encode((out / "audit" / "ppmlm" / "privacy_utility.png").read_bytes()).decode() in page
-    assert "<h4>Audit notes</h4>" in page and "<p>Run on 2 persons.</p>" in page
+    assert "<h3>Audit notes</h3>" in page and "<p>Run on 2 persons.</p>" in page
 
 
 def test_a_folder_without_audit_outputs_is_reported(tmp_path):
@@ -68,5 +68,6 @@ def test_a_folder_without_audit_outputs_is_reported(tmp_path):
 
 def test_md_to_html_keeps_tables_headings_and_paragraphs():
     md = "### Risk\n\n| a | b |\n|---|---:|\n| **x** | 1 |\n\nnote <1>\n"
-    assert md_to_html(md) == ("<h4>Risk</h4>\n<table><thead><tr><th>a</th><th>b</th></tr></thead>"
-                              "<tbody><tr><td><b>x</b></td><td>1</td></tr></tbody></table>\n<p>note &lt;1&gt;</p>")
+    page = md_to_html(md, top_heading=4)
+    assert "<h4>Risk</h4>" in page and "<td><strong>x</strong></td>" in page
+    assert '<th style="text-align:right">b</th>' in page and "<p>note &lt;1&gt;</p>" in page  # raw HTML escaped

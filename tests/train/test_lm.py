@@ -110,3 +110,31 @@ def test_baseline1_with_bpe():
     p0 = _mask_prob(b1, v)
     lm.train(b1, v, texts, S, epochs=30, lr=5e-3, mask_loss_weight=0.0, progress=False)
     assert _mask_prob(b1, v) <= p0 * 1.5
+
+
+def test_any_registered_causal_lm_trains_saves_and_loads_back(tmp_path):
+    """The downstream LM is not tied to GPT-2: a Llama registered as an architecture round-trips
+    through save / load (AutoModelForCausalLM) with the same perplexity."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from veil.registry import downstream_lms
+
+    def tiny_llama(s, vocab):
+        return LlamaForCausalLM(LlamaConfig(vocab_size=len(vocab), hidden_size=s.n_embd, intermediate_size=64,
+                                            num_hidden_layers=s.n_layer, num_attention_heads=s.n_head,
+                                            max_position_embeddings=s.context, pad_token_id=vocab.pad_id))
+
+    downstream_lms.register("test_tiny_llama", tiny_llama)
+    try:
+        s = lm.LMSettings(**{**S.to_dict(), "arch": "test_tiny_llama"})
+        texts = ["the cat sat on the mat", "a dog ran"] * 5
+        v = WordVocab.build(texts)
+        model = lm.make_model(s, v)
+        lm.train(model, v, texts, s, epochs=1, lr=1e-3, progress=False)
+        before = lm.perplexity(model, v, texts, s, progress=False)["perplexity"]
+        lm.save(model, v, tmp_path / "m")
+        loaded, v2 = lm.load(tmp_path / "m")
+        assert type(loaded).__name__ == "LlamaForCausalLM" and v2.words == v.words
+        assert lm.perplexity(loaded, v2, texts, s, progress=False)["perplexity"] == pytest.approx(before, rel=1e-5)
+    finally:
+        downstream_lms._entries.pop("test_tiny_llama", None)

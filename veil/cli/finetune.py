@@ -1,4 +1,4 @@
-"""Fill stage command: ``veil finetune INPUT -o OUT --filler {mlm,llm-instruct}`` (MLM, or LoRA for llm-instruct)."""
+"""Fill stage command: ``veil finetune INPUT -o OUT --filler NAME``, through the filler's ``finetune`` hook."""
 
 from __future__ import annotations
 
@@ -11,17 +11,16 @@ from veil.errors import VeilError
 log = logging.getLogger(__name__)
 
 
-#: the fillers `veil finetune` knows how to train; other registered fillers are refused at run time, by name
-FINETUNABLE = ("mlm", "llm-instruct")
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from veil.registry import fillers
 
     p.add_argument("input", help="masked corpus (JSONL as veil mask writes it); training text comes from it only")
     p.add_argument("-o", "--output", required=True, help="output folder; load it with veil fill --model OUTPUT")
+    # every registered filler is offered; one without a finetune hook says so when run
     p.add_argument("--filler", choices=fillers.names(), default="mlm",
-                   help="mlm: masked-LM fine-tuning; llm-instruct: LoRA on instruction prompts (default mlm)")
+                   help="the filler whose model to fine-tune: mlm (masked-LM fine-tuning), llm (next-token LoRA), "
+                        "llm-instruct (LoRA on instruction prompts); any registered filler with a finetune hook "
+                        "(default mlm)")
     p.add_argument("--model", default=None, help="the model to start from (hub name or folder; default: the filler's)")
     p.add_argument("--data", choices=("mask-free", "top1", "topk"), default="mask-free",
                    help="train on the documents without placeholders, or on the corpus filled by the "
@@ -60,68 +59,41 @@ def _masked(path: str, limit: int | None) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
+    from veil.pipeline import fill_documents
+    from veil.registry import create, fillers
+
     if args.rounds < 1 or args.batch_size < 1:
         raise VeilError("--rounds and --batch-size must be at least 1")
     if args.filled and args.rounds > 1:
         raise VeilError("--filled gives one round of training text; drop --rounds or --filled")
-    if args.filler not in FINETUNABLE:
-        raise VeilError(f"veil finetune cannot train filler {args.filler!r} (it trains {', '.join(FINETUNABLE)})")
-    progress = not args.no_progress
-    if args.filler == "llm-instruct":
-        return _run_instruct(args, progress)
-
-    from veil.fill.finetune import MLMTrainConfig, finetune_rounds, save_model, train_mlm
-    from veil.fill.mlm import load_mlm
-
-    cfg = MLMTrainConfig(epochs=args.epochs, max_steps=args.max_steps, batch_size=args.batch_size,
-                         lr=args.lr if args.lr is not None else 5e-5, mlm_probability=args.mlm_probability,
-                         whole_word=not args.token_masking, max_length=args.max_length or 128, seed=args.seed,
-                         device=args.device)
-    if args.filled:
-        from pathlib import Path
-
-        texts = _training_texts_from_filled(args.filled, args.limit)
-        model, tok = load_mlm(args.model)
-        info = train_mlm(model, tok, texts, cfg, progress=progress)
-        info.update(data=f"filled:{args.filled}", texts=len(texts), base_model=args.model)
-        save_model(model, tok, Path(args.output), info)
-        log.info("fine-tuned on %d filled documents -> %s: %s", len(texts), args.output, json.dumps(info))
-        return 0
-    docs = _masked(args.input, args.limit)
-    summaries = finetune_rounds(docs, args.output, model=args.model, data=args.data, rounds=args.rounds, cfg=cfg,
-                                k=args.k, seed=args.seed, progress=progress)
-    for s in summaries:
-        log.info("round %s: %s", s.get("round"), json.dumps({k: v for k, v in s.items() if k != "config"}))
-    log.info("saved to %s (load with: veil fill --filler mlm --model %s)", args.output, args.output)
-    return 0
-
-
-def _run_instruct(args: argparse.Namespace, progress: bool) -> int:
     try:
-        from veil.fill.llm_instruct import finetune_instruct
-    except ImportError as e:
-        raise VeilError(f"LoRA fine-tuning for llm-instruct is not available: {e}") from None
-    from veil.pipeline import fill_documents
-    from veil.fill.finetune import mask_free_texts
-
-    if args.rounds != 1:
-        raise VeilError("llm-instruct fine-tuning runs one round; drop --rounds")
+        filler = fillers.get(args.filler)
+    except KeyError as e:
+        raise VeilError(e.args[0]) from None
+    progress = not args.no_progress
+    # the training options every hook knows; the MLM-only ones only when set, so that a filler
+    # that cannot honour them says so instead of ignoring them
+    options = dict(epochs=args.epochs, batch_size=args.batch_size, device=args.device)
+    for name, value, default in (("max_steps", args.max_steps, None), ("lr", args.lr, None),
+                                 ("max_length", args.max_length, None),
+                                 ("mlm_probability", args.mlm_probability, 0.15),
+                                 ("whole_word", not args.token_masking, True)):
+        if value != default:
+            options[name] = value
+    docs, texts = [], None
     if args.filled:
         texts = _training_texts_from_filled(args.filled, args.limit)
     else:
         docs = _masked(args.input, args.limit)
-        if args.data == "mask-free":
-            texts = mask_free_texts(docs)
-        else:  # the corpus filled by the llm scorer (the instruct model's base) with Top-1 / Top-K
-            from veil.registry import create, fillers
-
-            filler = create(fillers, "llm", model=args.model, strategy=args.data, k=args.k, seed=args.seed)
-            texts = [d.text for d in fill_documents(filler, docs, progress=progress)]
-    kwargs = dict(model=args.model, epochs=args.epochs, max_steps=args.max_steps, batch_size=args.batch_size,
-                  max_tokens=args.max_length or 256, seed=args.seed, device=args.device, progress=progress)
-    if args.lr is not None:
-        kwargs["learning_rate"] = args.lr
-    info = finetune_instruct(texts, args.output, **kwargs)
-    log.info("LoRA fine-tuned llm-instruct on %d texts -> %s: %s", len(texts), args.output,
-             json.dumps(info, default=str))
+        if args.data != "mask-free" and args.data not in filler.finetune_data:
+            # the corpus filled with Top-1 / Top-K by this filler (or the one it names), then one round
+            if args.rounds != 1:
+                raise VeilError(f"{args.filler} fine-tuning on --data {args.data} runs one round; drop --rounds")
+            scorer = create(fillers, filler.finetune_fill_filler or args.filler, model=args.model,
+                            strategy=args.data, k=args.k, seed=args.seed)
+            texts = [d.text for d in fill_documents(scorer, docs, progress=progress)]
+    info = filler.finetune(docs, args.output, texts=texts, data=args.data, model=args.model, rounds=args.rounds,
+                           k=args.k, seed=args.seed, progress=progress, **options)
+    log.info("fine-tuned %s -> %s: %s", args.filler, args.output, json.dumps(info, default=str))
+    log.info("fill with it: veil fill MASKED -o FILLED --filler %s --model %s", args.filler, args.output)
     return 0

@@ -162,6 +162,8 @@ class ExperimentRunner:
         self.techniques = {t: o for t, o in spec.techniques.items() if not only_techniques or t in only_techniques}
         self._rank_memos: dict[str, dict[Any, Any]] = {}
         self._rank_saved: dict[str, int] = {}  # memo key -> entries on disk
+        self._masked_files: dict[str, Path] = {}  # technique -> masked corpus (the report's examples)
+        self._filled_files: dict[tuple[str, str], Path] = {}  # (technique, method) -> filled corpus
 
     # ------------------------------------------------------------------ stages
     def corpus(self, which: str, c: CorpusSpec) -> tuple[list[Any], str]:
@@ -235,36 +237,23 @@ class ExperimentRunner:
 
         def work(tmp: Path) -> dict[str, Any]:
             from veil.io.records import read_masked
+            from veil.registry import fillers
 
+            filler = fillers.get(v.filler)
             docs = list(read_masked(masked_dir / "masked.jsonl"))
-            out = tmp / "model"
-            if v.filler == "mlm":
-                from veil.fill.finetune import finetune_rounds
-
-                summ = finetune_rounds(docs, out, model=v.model, data=ft.pop("data", "topk"),
-                                       rounds=int(ft.pop("rounds", 1)), k=v.k, seed=self.spec.seed,
-                                       progress=self.progress)
-                return {"rounds": summ}
-            from veil.fill.finetune import mask_free_texts
-            from veil.fill.llm_instruct import finetune_instruct
-
-            data = ft.pop("data", "mask-free")
-            if data == "mask-free":
-                texts = mask_free_texts(docs)
-            else:  # train on the output of another fill method of this technique
+            opts = dict(ft)  # the training options; ``ft`` itself is part of the stage's settings
+            data = opts.pop("data", filler.finetune_default_data)
+            texts = None
+            if data not in filler.finetune_data:  # train on the output of another fill method of this technique
                 other = next((o for o in self.spec.variants if o.name == data and o.data == "filled"), None)
                 if other is None:
-                    raise VeilError(f"method {v.name!r}: finetune.data must be mask-free or another fill method's name")
+                    raise VeilError(f"method {v.name!r}: finetune.data must be one of "
+                                    f"{', '.join(filler.finetune_data)} or another fill method's name")
                 fdir, _ = self.fill(other, tech, masked_dir, mask_key)
                 texts = read_texts(fdir / "filled.jsonl")
-            if v.filler == "llm":  # the scorer's own objective: next-token LoRA on the corpus text
-                from veil.fill.llm_finetune import finetune_causal
-
-                info = finetune_causal(texts, out, model=v.model, seed=self.spec.seed, progress=self.progress, **ft)
-            else:  # llm-instruct: the paper's "Predict the [MASK] tokens" prompts
-                info = finetune_instruct(texts, out, model=v.model, seed=self.spec.seed, progress=self.progress,
-                                         **ft)
-            return {"texts": len(texts), **(info or {})}
+            return filler.finetune(docs, tmp / "model", texts=texts, data=data, model=v.model,
+                                   rounds=int(opts.pop("rounds", 1)), k=v.k, seed=self.spec.seed,
+                                   progress=self.progress, **opts)
 
         return self.cache.run("filler_ft", stable_hash(settings), settings, work)
 
@@ -448,6 +437,7 @@ class ExperimentRunner:
             mdir, mmeta = self.mask(tech, opts, train_docs, train_h)
             mask_info = {"masked_share": mmeta["info"]["masked_share"], "mask_s": mmeta["seconds"]}
             mask_computed = len(self.cache.computed) - before
+            self._masked_files[tech] = mdir / "masked.jsonl"
             masked_texts = None
             for v in self.variants:
                 if v.data in ("original", "none"):
@@ -459,19 +449,26 @@ class ExperimentRunner:
                 else:
                     b = len(self.cache.computed)
                     fdir, fmeta = self.fill(v, tech, mdir, mmeta["key"])
+                    self._filled_files[(tech, v.name)] = fdir / "filled.jsonl"
                     texts = read_texts(fdir / "filled.jsonl")
                     lm_row(tech, v, texts, v.mask_loss_weight,
                            {**mask_info, "fill_s": fmeta["seconds"], "filler_ft_s": fmeta.get("filler_ft_s", 0.0),
                             "computed": mask_computed + len(self.cache.computed) - b})
                 mask_computed = 0
-        self._write(rows, final=True)
+        examples = None
+        if spec.report_examples:
+            from veil.report.examples import collect_examples
+
+            examples = collect_examples(train_docs, self._masked_files, self._filled_files, spec.report_examples)
+        self._write(rows, final=True, examples=examples)
         return rows
 
-    def _write(self, rows: list[dict[str, Any]], final: bool = False) -> None:
+    def _write(self, rows: list[dict[str, Any]], final: bool = False,
+               examples: list[dict[str, Any]] | None = None) -> None:
         from veil.report import write_results
 
         write_results(rows, self.out, self.spec, html=final, methods=[v.name for v in self.variants],
-                      techniques=list(self.techniques))
+                      techniques=list(self.techniques), examples=examples)
 
 
 def run_experiment(path: str | Path, out: str | Path, progress: bool = True, **kwargs: Any) -> list[dict[str, Any]]:

@@ -74,6 +74,9 @@ class ExperimentSpec:
     seed: int = 0
     cache: Path | None = None
     report_extra: list[Path] = field(default_factory=list)
+    # training documents shown original -> masked -> filled in report.html; 0 by default because the
+    # report would then hold the corpus's private text (the demo's corpus is synthetic)
+    report_examples: int = 0
     keep: list[str] = field(default_factory=list)  # corpus mark-up never masked (PTB's <unk>)
 
     @property
@@ -211,6 +214,12 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         raise VeilError(f"{path}: method name(s) used twice: {', '.join(dup)}")
     report = raw.get("report") or {}
     extra = [resolve_path(p, base) for p in (report.get("extra") or [])]
+    unknown_report = set(report) - {"extra", "examples"}
+    if unknown_report:
+        raise VeilError(f"{path}: unknown report key(s) {', '.join(sorted(unknown_report))}; known: examples, extra")
+    examples = report.get("examples", 0)
+    if not isinstance(examples, int) or isinstance(examples, bool) or examples < 0:
+        raise VeilError(f"{path}: report.examples must be a number of documents (0 or more)")
     keep = raw.get("keep") or []
     if isinstance(keep, str):
         keep = [keep]
@@ -225,4 +234,5 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         pretrain=_corpus(raw["pretrain"], "pretrain", base) if raw.get("pretrain") else None,
         techniques={t: dict(o or {}) for t, o in techs.items()}, variants=variants, lm=dict(raw.get("lm") or {}),
         style=style, seed=int(raw.get("seed", 0)),
-        cache=resolve_path(raw["cache"], base) if raw.get("cache") else None, report_extra=extra, keep=keep)
+        cache=resolve_path(raw["cache"], base) if raw.get("cache") else None, report_extra=extra, keep=keep,
+        report_examples=examples)

@@ -2,3 +2,7 @@
 
 This stage sees only ``MaskedDocument`` objects, never original text.
 """
+
+from veil._callable import make_callable
+
+make_callable(__name__)  # veil.fill(texts, ...) is veil.api.fill: see veil/_callable.py

@@ -33,8 +33,9 @@ import logging
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import AbstractSet, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import AbstractSet, Any, Mapping, Sequence
 
 from veil.errors import VeilError
 from veil.fill import strategies
@@ -59,6 +60,28 @@ class Filler:
     """
 
     name: str = "filler"
+    #: ``data`` values :meth:`finetune` turns into training text itself; for any other the caller
+    #: passes ``texts`` (the experiment runner: another method's fill; ``veil finetune``: ``--filled``)
+    finetune_data: tuple[str, ...] = ()
+    #: what the experiment runner trains on when a method's ``finetune`` names no ``data``
+    finetune_default_data: str = "mask-free"
+    #: the filler whose Top-1 / Top-K fill ``veil finetune --data top1|topk`` trains on when
+    #: :meth:`finetune` does not build it itself (None: this filler)
+    finetune_fill_filler: str | None = None
+
+    @classmethod
+    def finetune(cls, docs: Sequence[MaskedDocument], output_dir: str | Path, *, texts: Sequence[str] | None = None,
+                 data: str = "mask-free", model: str | None = None, rounds: int = 1, k: int = 10, seed: int = 0,
+                 progress: bool = True, **options: Any) -> dict[str, Any]:
+        """Fine-tune this filler's model for a masked corpus into ``output_dir`` (then fill with
+        ``model=output_dir``); returns a summary. The one hook the experiment runner and
+        ``veil finetune`` call: a filler that can learn implements it, and nothing else changes.
+
+        Training text: ``texts`` when given, else what ``data`` names (``mask-free``: the documents
+        without placeholders; a filler may know more, see :attr:`finetune_data`). ``options`` are the
+        filler's training settings (``epochs``, ``max_steps``, ``batch_size``, ``lr``, ...): an
+        option the filler does not know is an error."""
+        raise VeilError(f"the {cls.name} filler cannot be fine-tuned")
 
     def fill(self, docs: Sequence[MaskedDocument]) -> list[FilledDocument]:
         for d in docs:
@@ -69,6 +92,26 @@ class Filler:
 
     def _fill(self, docs: Sequence[MaskedDocument]) -> list[FilledDocument]:
         raise NotImplementedError
+
+
+def finetune_texts(name: str, docs: Sequence[MaskedDocument], data: str, texts: Sequence[str] | None,
+                   rounds: int) -> list[str]:
+    """The training text of a one-round fine-tuning hook: ``texts``, or the mask-free documents."""
+    if rounds != 1:
+        raise VeilError(f"{name} fine-tuning runs one round; drop rounds")
+    if texts is not None:
+        return list(texts)
+    if data != "mask-free":
+        raise VeilError(f"the {name} filler trains on mask-free documents or on given texts, not {data!r}")
+    from veil.fill.finetune import mask_free_texts
+
+    return mask_free_texts(docs)
+
+
+def lora_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The CLI's training-option names (``lr``, ``max_length``) as the LoRA recipes call them."""
+    names = {"lr": "learning_rate", "max_length": "max_tokens"}
+    return {names.get(k, k): v for k, v in options.items()}
 
 
 def doc_rng(seed: int, doc_id: str) -> random.Random:
@@ -88,6 +131,7 @@ class Slot:
     label: str
     key: str
     techniques: frozenset[str]
+    shape: str | None = None  # the masked value's format (veil.shapes), for shape-keeping typed fills
 
 
 @dataclass
@@ -135,7 +179,7 @@ def document_slots(doc: MaskedDocument, merge_masks: bool = True) -> list[Slot]:
                              prev.key + "+" + ph.key, prev.techniques | {ph.technique})
             continue
         slots.append(Slot(len(slots), ph.start, ph.end, text[ph.start:ph.end], ph.label, ph.key,
-                          frozenset({ph.technique})))
+                          frozenset({ph.technique}), ph.shape))
     return slots
 
 
@@ -276,11 +320,19 @@ class CandidateFiller(Filler):
             self._apply(st, slot, st.assigned[slot.key])
             return True
         if self._kind(st, slot) == "format":
-            value = typed.fake_value(slot.label, st.rng)
-            self.stats["faker"] += 1
-            self._assign(st, slot, value)
+            self._assign(st, slot, self._format_value(st, slot))
             return True
         return False
+
+    def _format_value(self, st: _DocState, slot: Slot) -> str:
+        """A generated value of the slot's type and shape, unlike the document's other keys of that type."""
+        taken = st.used.get(slot.label, ())
+        for _ in range(self.faker_tries):
+            value = typed.fake_value(slot.label, st.rng, slot.shape)
+            if value not in taken and not _forges_marker(st.text, slot.start, slot.end, value):
+                break
+        self.stats["faker"] += 1
+        return value
 
     def _wanted(self, st: _DocState, slot: Slot) -> int:
         n = self.k if (self.strategy in strategies.K_STRATEGIES or self.avoid_in_top1) else 1
@@ -391,14 +443,15 @@ class CandidateFiller(Filler):
         pos = shift = 0
         for s in st.slots:
             if s is slot or s.key == slot.key:
+                # the same entity written another way ("Maria" / "maria"): the same value, its case
+                v = value if s is slot or s.shape == slot.shape else typed.restyle(value, s.shape)
                 parts.append(st.text[pos:s.start])
-                parts.append(value)
+                parts.append(v)
                 pos = s.end
-                st.values[s.index] = value
-                shift += len(value) - (s.end - s.start)
+                st.values[s.index] = v
+                shift += len(v) - (s.end - s.start)
             else:
-                remaining.append(Slot(s.index, s.start + shift, s.end + shift, s.marker, s.label, s.key,
-                                      s.techniques) if shift else s)
+                remaining.append(replace(s, start=s.start + shift, end=s.end + shift) if shift else s)
         parts.append(st.text[pos:])
         st.text = "".join(parts)
         st.slots = remaining

@@ -22,7 +22,7 @@ import os
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from veil.errors import VeilError
 from veil.markers import unescape
@@ -57,8 +57,9 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
               progress: bool = True) -> dict[str, Any]:
     """Fine-tunes ``model`` in place on ``texts``; returns the step count and losses."""
     import torch
-    from tqdm import tqdm
     from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+
+    from veil.train.loop import optimise
 
     texts = [t for t in texts if t.strip()]
     if not texts:
@@ -84,30 +85,22 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
                              {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
     sched = get_linear_schedule_with_warmup(opt, int(cfg.warmup_ratio * total), total)
     model.to(device).train()
-    losses: list[float] = []
-    step = 0
-    bar = tqdm(total=total, desc="finetune", unit="step", disable=not progress)
-    while step < total:
-        for idx in torch.randperm(len(features), generator=gen).split(cfg.batch_size):
-            batch = collator(_pad_features([features[i] for i in idx.tolist()], tok.pad_token_id or 0))
-            batch = {k: v.to(device) for k, v in batch.items() if k in ("input_ids", "attention_mask", "labels")}
-            if int((batch["labels"] != -100).sum()) == 0:
-                continue  # nothing masked in this batch (tiny texts)
-            loss = model(**batch).loss
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            losses.append(float(loss.detach()))
-            step += 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{losses[-1]:.3f}")
-            if step >= total:
-                break
-        if not losses:
-            raise VeilError("no token could be masked for training; the texts are too short")
-    bar.close()
+
+    def batches() -> Iterator[dict[str, Any]]:
+        while True:  # epochs of shuffled batches; a batch with nothing masked (tiny texts) is left out
+            any_masked = False
+            for idx in torch.randperm(len(features), generator=gen).split(cfg.batch_size):
+                batch = collator(_pad_features([features[i] for i in idx.tolist()], tok.pad_token_id or 0))
+                batch = {k: v.to(device) for k, v in batch.items() if k in ("input_ids", "attention_mask", "labels")}
+                if int((batch["labels"] != -100).sum()) > 0:
+                    any_masked = True
+                    yield batch
+            if not any_masked:
+                raise VeilError("no token could be masked for training; the texts are too short")
+
+    losses = optimise(batches(), lambda batch: model(**batch).loss, opt, sched, steps=total,
+                      clip_params=model.parameters(), desc="finetune", progress=progress)
+    step = len(losses)
     model.eval()
     return {"steps": step, "sequences": len(features), "first_loss": losses[0], "last_loss": losses[-1],
             "mean_loss_last_10pct": sum(losses[-max(1, len(losses) // 10):]) / max(1, len(losses) // 10)}

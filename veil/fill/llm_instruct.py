@@ -188,6 +188,24 @@ class InstructLLMFiller(CandidateFiller):
     name = "llm-instruct"
     version = 2  # its llm ranking scores the end of the sentence (veil.fill.llm.LLMFiller.version)
 
+    finetune_data = ("mask-free",)
+    # untuned, the instruction model breaks most answers: its base scorer fills the corpus for --data top1/topk
+    finetune_fill_filler = "llm"
+
+    @classmethod
+    def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
+                 progress=True, **options):
+        """LoRA on "Predict the [MASK] tokens" prompts made from the text (:func:`finetune_instruct` options)."""
+        from veil.fill.base import finetune_texts, lora_options
+
+        texts = finetune_texts(cls.name, docs, data, texts, rounds)
+        try:
+            info = finetune_instruct(texts, output_dir, model=model, seed=seed, progress=progress,
+                                     **lora_options(options))
+        except TypeError as e:
+            raise VeilError(f"llm-instruct fine-tuning: {e}") from None
+        return {"texts": len(texts), **(info or {})}
+
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, gen_batch_size: int = 16, max_new_tokens: int | None = None,
                  left_words: int = 48, right_words: int = 48, device: str | None = None,

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from veil.errors import VeilError
 
@@ -51,8 +51,9 @@ def train_lora(base: Any, examples: Sequence[tuple[list[int], list[int]]], *, pa
     """Train LoRA adapters on ``base``; returns the peft model (eval mode) and a summary."""
     import torch
     from peft import LoraConfig, get_peft_model
-    from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
+
+    from veil.train.loop import optimise
 
     torch.manual_seed(seed)
     cfg = LoraConfig(r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
@@ -67,41 +68,33 @@ def train_lora(base: Any, examples: Sequence[tuple[list[int], list[int]]], *, pa
         raise VeilError("max_steps must be at least 1")
     sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=max(1, total // 20), num_training_steps=total)
     rng = random.Random(seed)
-    losses: list[float] = []
     t0 = time.time()
-    bar = tqdm(total=total, desc=desc, disable=not progress, unit="step")
-    step = 0
-    while step < total:
-        order = list(range(len(examples)))
-        rng.shuffle(order)
-        if bucket_by_length:  # similar lengths together (less padding), batches in random order
-            order.sort(key=lambda i: len(examples[i][0]) // 8)
-        batches = [order[b:b + batch_size] for b in range(0, len(order), batch_size)]
-        if bucket_by_length:
-            rng.shuffle(batches)
-        for idx in batches:
-            if step >= total:
-                break
-            batch = [examples[i] for i in idx]
-            L = max(len(x) for x, _ in batch)
-            ids = torch.full((len(batch), L), pad_id, dtype=torch.long)
-            labels = torch.full((len(batch), L), -100, dtype=torch.long)
-            mask = torch.zeros(len(batch), L, dtype=torch.long)
-            for r, (x, y) in enumerate(batch):
-                ids[r, :len(x)] = torch.tensor(x)
-                labels[r, :len(y)] = torch.tensor(y)
-                mask[r, :len(x)] = 1
-            loss = peft_model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device)).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-            losses.append(float(loss.detach()))
-            step += 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
-    bar.close()
+
+    def batches() -> Iterator[list[tuple[list[int], list[int]]]]:
+        while True:
+            order = list(range(len(examples)))
+            rng.shuffle(order)
+            if bucket_by_length:  # similar lengths together (less padding), batches in random order
+                order.sort(key=lambda i: len(examples[i][0]) // 8)
+            epoch = [order[b:b + batch_size] for b in range(0, len(order), batch_size)]
+            if bucket_by_length:
+                rng.shuffle(epoch)
+            for idx in epoch:
+                yield [examples[i] for i in idx]
+
+    def loss_of(batch: list[tuple[list[int], list[int]]]) -> Any:
+        L = max(len(x) for x, _ in batch)
+        ids = torch.full((len(batch), L), pad_id, dtype=torch.long)
+        labels = torch.full((len(batch), L), -100, dtype=torch.long)
+        mask = torch.zeros(len(batch), L, dtype=torch.long)
+        for r, (x, y) in enumerate(batch):
+            ids[r, :len(x)] = torch.tensor(x)
+            labels[r, :len(y)] = torch.tensor(y)
+            mask[r, :len(x)] = 1
+        return peft_model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device)).loss
+
+    losses = optimise(batches(), loss_of, opt, sched, steps=total, clip_params=params, desc=desc, progress=progress,
+                      window=20)
     peft_model.eval()
     return peft_model, {"steps": total, "first_loss": losses[0], "final_loss": sum(losses[-20:]) / len(losses[-20:]),
                         "seconds": round(time.time() - t0, 1), "device": device,

@@ -6,6 +6,7 @@ from typing import Sequence
 
 from veil.markers import (MARKER_RE, MASK, STYLES, escape, find_markers, lookalike_spans,  # noqa: F401  (re-exported)
                           parse_marker_name, unescape)
+from veil.shapes import shape_of
 from veil.textutil import normalise_surface
 from veil.types import Document, MaskedDocument, Placeholder, Span
 
@@ -74,7 +75,8 @@ def render(doc: Document, spans: Sequence[Span], style: str = "mask") -> MaskedD
                     numbers[norm] = per_label[span.label]
                 key = f"{span.label}_{numbers[norm]}"
                 marker = f"[{key}]"
-            placeholders.append(Placeholder(out_len, out_len + len(marker), span.label, key, span.source))
+            placeholders.append(Placeholder(out_len, out_len + len(marker), span.label, key, span.source,
+                                            shape_of(span.label, surface)))
             emit(marker)
         pos = span.end
     emit(escape(text[pos:]))

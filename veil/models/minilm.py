@@ -33,7 +33,7 @@ import shutil
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from veil.errors import VeilError
 
@@ -208,8 +208,9 @@ def pack_sequences(tok: Any, lines: list[str], max_length: int) -> list[list[int
 def mlm_warmup(model: Any, tok: Any, lines: list[str], cfg: WarmupConfig) -> list[float]:
     """Plain token-level MLM training (transformers' collator) on generic text; returns the losses."""
     import torch
-    from tqdm.auto import tqdm
     from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+
+    from veil.train.loop import optimise
 
     rng = random.Random(cfg.seed)
     torch.manual_seed(cfg.seed)
@@ -229,23 +230,21 @@ def mlm_warmup(model: Any, tok: Any, lines: list[str], cfg: WarmupConfig) -> lis
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=0.01)
     sched = get_linear_schedule_with_warmup(opt, max(1, cfg.steps // 20), cfg.steps)
     model.train()
-    losses: list[float] = []
-    order: list[int] = []
-    bar = tqdm(range(cfg.steps), desc="MLM warm-up", unit="step")
-    for _ in bar:
-        if len(order) < cfg.batch_size:
-            order += rng.sample(range(len(seqs)), len(seqs))
-        batch = [{"input_ids": seqs[i]} for i in order[:cfg.batch_size]]
-        del order[:cfg.batch_size]
+
+    def batches() -> Iterator[list[dict[str, list[int]]]]:
+        order: list[int] = []
+        while True:
+            if len(order) < cfg.batch_size:
+                order += rng.sample(range(len(seqs)), len(seqs))
+            yield [{"input_ids": seqs[i]} for i in order[:cfg.batch_size]]
+            del order[:cfg.batch_size]
+
+    def loss_of(batch: list[dict[str, list[int]]]) -> Any:
         inputs = collator(batch)
-        loss = masked_positions_loss(model, inputs["input_ids"], inputs["attention_mask"], inputs["labels"])
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        losses.append(float(loss.detach()))
-        bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+        return masked_positions_loss(model, inputs["input_ids"], inputs["attention_mask"], inputs["labels"])
+
+    losses = optimise(batches(), loss_of, opt, sched, steps=cfg.steps, clip_params=model.parameters(),
+                      desc="MLM warm-up", window=20)
     for p in model.parameters():
         p.requires_grad_(True)
     model.eval()

@@ -7,8 +7,13 @@ from typing import Any, Sequence
 
 
 def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html: bool = True,
-                  methods: Sequence[str] | None = None, techniques: Sequence[str] | None = None) -> None:
-    """DIR/results.csv and DIR/results.md (always), DIR/report.html when ``html``."""
+                  methods: Sequence[str] | None = None, techniques: Sequence[str] | None = None,
+                  examples: list[dict[str, Any]] | None = None) -> None:
+    """DIR/results.csv and DIR/results.md (always), DIR/report.html when ``html``.
+
+    ``examples``: training documents shown original -> masked -> filled (see
+    :func:`veil.report.examples.collect_examples`); the report then holds their original text.
+    """
     from veil.report.tables import add_gap, atomic_write, to_csv, to_markdown, wall_times_markdown
 
     out = Path(out)
@@ -21,7 +26,7 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
     times = wall_times_markdown(rows)
     atomic_write(out / "results.md", md + "\n### Wall time per stage (seconds, when computed)\n\n" + times)
     if html:
-        from veil.report.html import extra_sections, plots, render_html
+        from veil.report.html import describe_method, extra_sections, method_colours, noise_note, plots, render_html
 
         extra_files = list(getattr(spec, "report_extra", []) or [])
         audit = out / "audit"
@@ -29,7 +34,16 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
             extra_files += sorted(audit.iterdir())
         notes = ""
         if spec is not None:
-            notes = (f"Train: {spec.train.path} ({rows[0]['train_docs'] if rows else 0} documents); "
-                     f"test: {spec.test.path}; pre-training: {spec.pretrain.path if spec.pretrain else '-'}.")
-        atomic_write(out / "report.html", render_html(title, md, times, plots(rows, methods, techniques),
-                                                      extra_sections(extra_files), notes))
+            notes = (f"train: {spec.train.path} ({rows[0].get('train_docs', 0) if rows else 0} documents); "
+                     f"test: {spec.test.path}; pre-training: {spec.pretrain.path if spec.pretrain else '-'}")
+        colours = method_colours(methods)
+        variants = {v.name: v for v in getattr(spec, "variants", None) or []}
+        legend = [{"name": m, "colour": colours[m], "text": describe_method(m, variants.get(m))} for m in methods]
+        for ex in examples or []:
+            for row in ex["rows"]:
+                for f in row["fills"]:
+                    f["colour"] = colours.get(f["method"], "#888")
+        page = render_html(title=title, results_md=md, times_md=times, figures=plots(rows, methods, techniques, colours),
+                           audit=extra_sections(extra_files), legend=legend, techniques=techniques,
+                           noise=noise_note(rows), examples=examples or [], notes=notes)
+        atomic_write(out / "report.html", page)

@@ -17,7 +17,6 @@ import html
 import io
 import logging
 import math
-import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -40,86 +39,139 @@ def _png(fig: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def plots(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Sequence[str]) -> dict[str, str]:
+#: what each built-in method name means (the experiment files' names; others are described from their settings)
+METHOD_HELP = {
+    "pretrained": "nothing: the pre-trained language model, not adapted (the paper's Pre-Trained-LM; every "
+                  "adaptation should beat it)",
+    "oracle": "the original training text, personal data included: the best any anonymisation can hope for",
+    "baseline0": "the masked text, every placeholder kept as the token [MASK]: the worst case a fill must beat",
+    "baseline1": "the masked text, with no loss on the [MASK] tokens: the model learns only from the words kept",
+}
+TECHNIQUE_HELP = {
+    "allow_list": "masks every word outside a list of the 5,000 most frequent English words",
+    "vocab_threshold": "masks words outside the 10,000 most frequent",
+    "entity_tagger": "masks names of persons, organisations and places found by spaCy's NER",
+    "dlp": "masks numbers, phones, emails, dates, spelled letters and other formats by pattern",
+}
+_STRATEGY_HELP = {"top1": "the model's best word", "topk": "a word drawn among the model's top K",
+                  "sample": "a word drawn with the model's probabilities"}
+_FILLER_HELP = {"llm": "the SmolLM2 scorer", "mlm": "a masked LM", "llm-instruct": "instruction-tuned SmolLM2",
+                "faker": "generated values of each placeholder's type"}
+
+
+def describe_method(name: str, variant: Any = None) -> str:
+    """One sentence for the legend: the built-in text, or one made from the method's settings."""
+    if name in METHOD_HELP:
+        return METHOD_HELP[name]
+    if variant is None or not getattr(variant, "filler", None):
+        return "see the experiment file"
+    strategy = variant.strategy if variant.strategy != "topk" else f"topk (K={variant.k})"
+    text = (f"the masked text filled by {_FILLER_HELP.get(variant.filler, variant.filler)}: every placeholder "
+            f"replaced by {_STRATEGY_HELP.get(variant.strategy, variant.strategy)} [{strategy}]")
+    if variant.options.get("avoid_proposals"):
+        text += ", proposals kept off the technique's word list"
+    if variant.finetune:
+        text += f", after fine-tuning the filler on this corpus ({', '.join(f'{k}={v}' for k, v in variant.finetune.items())})"
+    return text
+
+
+def method_colours(methods: Sequence[str]) -> dict[str, str]:
+    """One colour per method, the same in every chart, the legend and the examples."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    cmap = colormaps["tab10" if len(methods) <= 10 else "tab20"]
+    return {m: to_hex(cmap(i % cmap.N)) for i, m in enumerate(methods)}
+
+
+def plots(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Sequence[str],
+          colours: dict[str, str] | None = None) -> list[dict[str, str]]:
+    """The report's figures: perplexity per method and technique, gap recovered, share masked."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out: dict[str, str] = {}
+    colours = colours or method_colours(methods)
+    out: list[dict[str, str]] = []
     cell = {(r["technique"], r["method"]): r for r in rows}
-    fig, ax = plt.subplots(figsize=(8, 4))
-    width = 0.8 / max(1, len(methods))
-    for i, m in enumerate(methods):
-        ys = []
-        for t in techniques:
-            r = cell.get(("", m)) or cell.get((t, m))  # oracle / pretrained: one value for every technique
-            ys.append(r["perplexity"] if r and math.isfinite(r["perplexity"]) else float("nan"))
-        ax.bar([j + i * width for j in range(len(techniques))], ys, width, label=m)
-    ax.set_xticks([j + width * (len(methods) - 1) / 2 for j in range(len(techniques))], techniques)
-    ax.set_ylabel("perplexity per word")
-    ax.set_title("Perplexity of the adapted LM by method and masking technique")
-    ax.legend(fontsize=8, ncol=2)
-    out["perplexity"] = _png(fig)
 
-    fig, ax = plt.subplots(figsize=(8, 4))
+    def ppl(t: str, m: str) -> float:
+        r = cell.get(("", m)) or cell.get((t, m))  # oracle / pretrained: one value for every technique
+        return r["perplexity"] if r and math.isfinite(r["perplexity"]) else float("nan")
+
+    # A dot per method on one axis per technique. The un-adapted model is far off the scale of the
+    # others (tens of thousands against hundreds), so it is left out of the plot and named in the caption.
+    apart = [m for m in methods if m == "pretrained"]
+    shown = [m for m in methods if m not in apart]
+    fig, axes = plt.subplots(1, max(1, len(techniques)), figsize=(3.4 * max(1, len(techniques)), 0.45 * len(shown) + 1.4),
+                             sharey=True, squeeze=False)
+    for ax, t in zip(axes[0], techniques):
+        for i, m in enumerate(shown):
+            y = len(shown) - 1 - i
+            ax.plot([ppl(t, m)], [y], "o", color=colours[m], ms=8)
+            r = cell.get((t, m)) or cell.get(("", m))
+            if r is not None and r.get("perplexity_std"):
+                ax.errorbar([ppl(t, m)], [y], xerr=[r["perplexity_std"]], color=colours[m], capsize=3)
+        ax.set_title(t)
+        ax.grid(axis="x", alpha=.3)
+        ax.set_xlabel("perplexity per word")
+    axes[0][0].set_yticks(range(len(shown)), list(reversed(shown)))
+    for lab in axes[0][0].get_yticklabels():
+        lab.set_color(colours[lab.get_text()])
+    fig.tight_layout()
+    caption = "Perplexity of the adapted language model (lower is better; the axis does not start at 0)."
+    if apart:
+        caption += " " + "; ".join(f"{m} (not adapted): {ppl(techniques[0], m):,.0f}, off this scale" for m in apart
+                                   if techniques) + "."
+    out.append({"alt": "perplexity", "src": _png(fig), "caption": caption})
+
     gm = [m for m in methods if m not in ("oracle", "baseline0") and ("", m) not in cell]
-    width = 0.8 / max(1, len(gm))
-    for i, m in enumerate(gm):
-        ys = [100 * cell[(t, m)]["gap_recovered"] if (t, m) in cell and cell[(t, m)].get("gap_recovered") is not None
-              else float("nan") for t in techniques]
-        ax.bar([j + i * width for j in range(len(techniques))], ys, width, label=m)
-    ax.axhline(100, color="grey", lw=0.8, ls="--")
-    ax.set_xticks([j + width * (len(gm) - 1) / 2 for j in range(len(techniques))], techniques)
-    ax.set_ylabel("gap recovered (%)")
-    ax.set_title("Share of the Baseline0 - Oracle perplexity gap recovered")
-    ax.legend(fontsize=8, ncol=2)
-    out["gap"] = _png(fig)
+    if gm:
+        fig, ax = plt.subplots(figsize=(8, 3.6))
+        width = 0.8 / len(gm)
+        for i, m in enumerate(gm):
+            ys = [100 * cell[(t, m)]["gap_recovered"] if (t, m) in cell and cell[(t, m)].get("gap_recovered") is not None
+                  else float("nan") for t in techniques]
+            errs = [100 * (cell[(t, m)].get("gap_recovered_std") or 0) if (t, m) in cell else 0 for t in techniques]
+            ax.bar([j + i * width for j in range(len(techniques))], ys, width, label=m, color=colours[m],
+                   yerr=errs if any(errs) else None, capsize=3)
+        ax.axhline(100, color="grey", lw=0.8, ls="--")
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_xticks([j + width * (len(gm) - 1) / 2 for j in range(len(techniques))], techniques)
+        ax.set_ylabel("gap recovered (%)")
+        ax.legend(fontsize=8, ncol=min(4, len(gm)), loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        out.append({"alt": "gap recovered", "src": _png(fig),
+                    "caption": "Share of the Baseline0 − Oracle gap each method recovers (100%: as good as the "
+                               "original text; below 0: worse than keeping [MASK])."})
 
-    fig, ax = plt.subplots(figsize=(6, 3))
+    fig, ax = plt.subplots(figsize=(6, 0.35 * len(techniques) + 0.9))
     shares = []
     for t in techniques:
         r = next((r for r in rows if r["technique"] == t and r.get("masked_share") is not None), None)
         shares.append(100 * r["masked_share"] if r else float("nan"))
-    ax.bar(techniques, shares, color="tab:gray")
-    ax.set_ylabel("masked words (%)")
-    ax.set_title("Share of masked tokens in the training corpus")
-    out["share"] = _png(fig)
+    ax.barh(techniques, shares, color="#888")
+    ax.invert_yaxis()
+    ax.set_xlabel("masked words (%)")
+    out.append({"alt": "masked share", "src": _png(fig), "caption": "Share of the training words each technique masked."})
     return out
 
 
-def _md_table_to_html(md: str) -> str:
-    rows = [l for l in md.splitlines() if l.startswith("|") and not set(l) <= set("|-: ")]
-    if not rows:
-        return ""
-    cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows]
-    head = "".join(f"<th>{_inline(c)}</th>" for c in cells[0])
-    body = "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in cells[1:])
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+def md_to_html(md: str, top_heading: int | None = None) -> str:
+    """Markdown (tables included) as HTML, through markdown-it-py; raw HTML in the text is escaped.
+    ``top_heading``: the file's highest heading becomes ``<hN>`` (others keep their distance to it), so
+    an audit file's own title sits under the report's section."""
+    from markdown_it import MarkdownIt
 
-
-def _inline(text: str) -> str:
-    """Escaped text with markdown's ``**bold**`` kept as bold."""
-    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(text))
-
-
-def md_to_html(md: str) -> str:
-    """A small markdown subset: ``|`` tables, ``#`` headings, every other non-empty line a paragraph."""
-    out: list[str] = []
-    table: list[str] = []
-    for line in md.splitlines() + [""]:
-        if line.startswith("|"):
-            table.append(line)
-            continue
-        if table:
-            out.append(_md_table_to_html("\n".join(table)))
-            table = []
-        s = line.strip()
-        if s.startswith("#"):
-            out.append(f"<h4>{_inline(s.lstrip('#').strip())}</h4>")
-        elif s:
-            out.append(f"<p>{_inline(s)}</p>")
-    return "\n".join(out)
+    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = parser.parse(md)
+    levels = [int(t.tag[1:]) for t in tokens if t.type == "heading_open"]
+    if top_heading is not None and levels:
+        shift = top_heading - min(levels)
+        for tok in tokens:
+            if tok.type in ("heading_open", "heading_close"):
+                tok.tag = f"h{max(1, min(6, int(tok.tag[1:]) + shift))}"
+    return parser.renderer.render(tokens, parser.options, {})
 
 
 def _file_section(f: Path, level: str = "h3") -> str:
@@ -131,7 +183,10 @@ def _file_section(f: Path, level: str = "h3") -> str:
         data = base64.b64encode(f.read_bytes()).decode()
         return title + f'<img alt="{html.escape(f.name)}" src="data:image/png;base64,{data}">'
     if suf == ".md":
-        return title + md_to_html(f.read_text(encoding="utf-8"))
+        text = f.read_text(encoding="utf-8")
+        if text.lstrip().startswith("#"):  # the file has its own title: no file name above it
+            return md_to_html(text, top_heading=int(level[1:]))
+        return title + md_to_html(text, top_heading=int(level[1:]) + 1)
     if suf in (".csv", ".txt", ".json"):
         return title + "<pre>" + html.escape(f.read_text(encoding="utf-8")[:20000]) + "</pre>"
     return ""
@@ -159,21 +214,41 @@ def extra_sections(paths: Sequence[Path]) -> str:
     return "\n".join(x for x in parts if x)
 
 
-def render_html(title: str, results_md: str, times_md: str, imgs: dict[str, str], extra: str, notes: str = "") -> str:
-    img = "".join(f'<figure><img alt="{k}" src="{v}"></figure>' for k, v in imgs.items())
-    audit = f"<h2>Privacy audit</h2>{extra}" if extra else ""
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;}}table{{border-collapse:collapse;margin:1em 0}}
-td,th{{border:1px solid #bbb;padding:3px 8px;text-align:right}}th{{background:#eee}}img{{max-width:100%}}</style>
-</head><body>
-<h1>{html.escape(title)}</h1>
-<p>{html.escape(notes)}</p>
-<h2>Perplexity (gap recovered)</h2>
-{_md_table_to_html(results_md)}
-{img}
-<h2>Wall time per stage</h2>
-{_md_table_to_html(times_md)}
-{audit}
-</body></html>
-"""
+def noise_note(rows: Sequence[dict[str, Any]]) -> str:
+    """What the table says about training noise: measured over seeds, or not measured."""
+    n = max((int(r.get("seeds") or 1) for r in rows), default=1)
+    if n > 1:
+        spread = [100 * r["gap_recovered_std"] for r in rows if r.get("gap_recovered_std") is not None]
+        return (f"Noise: every cell is the mean over {n} fine-tuning seeds, ± one standard deviation; the gap "
+                f"recovered varies by up to ±{max(spread):.0f} points from seed to seed, so smaller differences "
+                "between methods are not meaningful." if spread else f"Noise: {n} fine-tuning seeds per cell.")
+    return ("Noise: measured with one fine-tuning seed, so differences of a few points of gap recovered may be "
+            "training noise (set lm.seeds: 3 in the experiment file to measure it; on Switchboard three seeds "
+            "gave ±11 points for entity_tagger, see docs/experiments.md).")
+
+
+def render_html(*, title: str, results_md: str, times_md: str, figures: list[dict[str, str]], audit: str,
+                legend: list[dict[str, str]], techniques: Sequence[str], noise: str, examples: list[dict[str, Any]],
+                notes: str = "") -> str:
+    """report.html from the Jinja2 template ``templates/report.html.j2``."""
+    import datetime
+
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    from veil import __version__
+
+    env = Environment(loader=PackageLoader("veil.report", "templates"), autoescape=select_autoescape(["j2", "html"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("report.html.j2").render(
+        title=title, version=__version__, date=datetime.date.today().isoformat(), notes=notes,
+        results_table=md_to_html(_table_only(results_md)), times_table=md_to_html(times_md), figures=figures,
+        legend=legend, noise=noise, audit=audit, examples=examples,
+        technique_help=[{"name": t, "text": TECHNIQUE_HELP.get(t, "see veil ls")} for t in techniques],
+        examples_note=("A few training documents as each technique masked them and each method filled them. "
+                       "The originals are shown because the experiment file asked for examples "
+                       "(report: {examples: N}); a report with examples holds private text."))
+
+
+def _table_only(md: str) -> str:
+    """The results table of results.md without its heading and explanation (the template has its own)."""
+    return "\n".join(line for line in md.splitlines() if line.startswith("|"))

@@ -121,7 +121,7 @@ def to_markdown(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniqu
 def wall_times_markdown(rows: Sequence[dict[str, Any]]) -> str:
     cols = ["pretrain_s", "mask_s", "filler_ft_s", "fill_s", "lm_finetune_s", "evaluate_s"]
     out = ["| technique | method | " + " | ".join(c[:-2] + " (s)" for c in cols) + " |",
-           "|---|---|" + "---|" * len(cols)]
+           "|:---|:---|" + "---:|" * len(cols)]
     for r in rows:
         out.append(f"| {r['technique'] or '-'} | {r['method']} | " +
                    " | ".join("" if r.get(c) in (None, "") else f"{float(r[c]):.0f}" for c in cols) + " |")

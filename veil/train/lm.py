@@ -1,6 +1,8 @@
 """Train / evaluate stage: a small GPT-2-style downstream LM, pre-training, fine-tuning, perplexity per word.
 
-The model is ``transformers.GPT2LMHeadModel`` built from a config (no weights downloaded) over a
+The model is built from a config (no weights downloaded) by the architecture registered in
+``veil.registry.downstream_lms`` (default ``gpt2``: ``GPT2LMHeadModel``), saved with ``save_pretrained``
+and loaded back through ``AutoModelForCausalLM``, so any causal LM architecture works; over a
 byte-level BPE (default) or word-level vocabulary (:mod:`veil.train.tokenizer`). Text is one stream of sentences separated by
 ``<eos>``, cut into blocks of ``context`` tokens that overlap by one token, so every token but the
 first is predicted exactly once. Fine-tuning can give zero loss weight to positions whose *target*
@@ -16,7 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -156,7 +158,8 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
     import random
 
     import torch
-    from tqdm import tqdm
+
+    from veil.train.loop import optimise
 
     if s.threads:
         torch.set_num_threads(s.threads)
@@ -173,30 +176,28 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
         opt, lambda st: (st + 1) / warm if st < warm else max(0.05, (total - st) / max(1, total - warm)))
     rng = random.Random(s.seed)
     torch.manual_seed(s.seed)
-    order: list[int] = []
-    losses = []
     t0 = time.time()
-    bar = tqdm(range(total), desc=desc, disable=not progress, unit="step", leave=False)
-    for step in bar:
-        if len(order) < s.batch_size:
-            more = list(range(len(bl)))
-            rng.shuffle(more)
-            order.extend(more)
-        idx, order = order[:s.batch_size], order[s.batch_size:]
-        x, valid, attn = _batch([bl[i] for i in idx], vocab.pad_id, dev)
+
+    def shuffled_batches() -> Iterator[list[list[int]]]:
+        order: list[int] = []
+        while True:
+            if len(order) < s.batch_size:
+                more = list(range(len(bl)))
+                rng.shuffle(more)
+                order.extend(more)
+            idx, order = order[:s.batch_size], order[s.batch_size:]
+            yield [bl[i] for i in idx]
+
+    def loss_of(rows: list[list[int]]) -> Any:
+        x, valid, attn = _batch(rows, vocab.pad_id, dev)
         nll = token_nll(model, x, valid, attn)
         w = valid[:, 1:].float()
         if mask_loss_weight != 1.0:
             w = w * torch.where(x[:, 1:] == vocab.mask_id, mask_loss_weight, 1.0)
-        loss = (nll * w).sum() / w.sum().clamp_min(1.0)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        losses.append(float(loss.detach()))
-        if step % 20 == 0:
-            bar.set_postfix(loss=f"{losses[-1]:.3f}")
+        return (nll * w).sum() / w.sum().clamp_min(1.0)
+
+    losses = optimise(shuffled_batches(), loss_of, opt, sched, steps=total, clip_params=model.parameters(),
+                      desc=desc, progress=progress)
     model.eval()
     tail = losses[-max(1, len(losses) // 10):]
     info = {"steps": total, "blocks": len(bl), "first_loss": losses[0], "last_loss": sum(tail) / len(tail),
@@ -252,6 +253,7 @@ def save(model: Any, vocab: WordVocab | BPEVocab, out: Path, info: dict[str, Any
 
 
 def load(path: Path) -> tuple[Any, WordVocab | BPEVocab]:
-    from transformers import GPT2LMHeadModel
+    """A saved downstream LM of any registered architecture (its config names the class) and its vocabulary."""
+    from transformers import AutoModelForCausalLM
 
-    return GPT2LMHeadModel.from_pretrained(path), load_vocab(path)
+    return AutoModelForCausalLM.from_pretrained(path), load_vocab(path)

@@ -1,0 +1,73 @@
+"""The Python API (veil/api.py, veil/__init__.py): strings in, strings out, batches stream."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import types
+
+import pytest
+
+import veil
+from veil.mask.placeholders import MARKER_RE
+
+CALL = "Hi, it's m-a-r-i-a. My number is (415) 555-0199, zip 94110, card 4111 1111 1111 1111 expiring 09/27."
+PERSONAL = ["m-a-r-i-a", "(415) 555-0199", "94110", "4111 1111 1111 1111", "09/27"]
+
+
+def test_import_veil_is_light_and_lists_its_api():
+    code = ("import sys, veil; heavy = [m for m in ('torch', 'spacy', 'faker', 'presidio_analyzer', 'transformers') "
+            "if m in sys.modules]; assert not heavy, heavy")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    for name in ("mask", "fill", "anonymize", "Document", "Span", "MaskedDocument", "FilledDocument", "Placeholder",
+                 "MaskingEngine", "Filler", "registry", "VeilError"):
+        assert name in dir(veil) and getattr(veil, name) is not None, name
+    with pytest.raises(AttributeError):
+        veil.no_such_name  # noqa: B018
+
+
+def test_anonymize_string_list_and_stream():
+    out = veil.anonymize(CALL, maskers=["dlp"])
+    assert isinstance(out, str)
+    assert not MARKER_RE.search(out)
+    assert not any(p in out for p in PERSONAL), out
+    assert re.search(r"\(\d{3}\) \d{3}-\d{4}", out) and re.search(r"card \d{4} \d{4} \d{4} \d{4} expiring \d\d/\d\d", out)
+    many = veil.anonymize([CALL, CALL, "nothing personal here"], maskers=["dlp"])
+    assert isinstance(many, list) and len(many) == 3 and many[2] == "nothing personal here"
+    assert many[0] == out and many[1] != out  # texts are documents: independent draws per position
+    stream = veil.anonymize((t for t in [CALL] * 3), maskers=["dlp"], batch_size=2)
+    assert isinstance(stream, types.GeneratorType)
+    assert list(stream) == veil.anonymize([CALL] * 3, maskers=["dlp"])
+    assert veil.anonymize([], maskers=["dlp"]) == []
+
+
+def test_mask_gives_text_and_spans_and_fill_takes_them_or_plain_masked_text():
+    m = veil.mask("zip 94110, again 94110, and 10001", maskers=["dlp"])
+    assert m.text == "zip [NUMBER_1], again [NUMBER_1], and [NUMBER_2]"
+    assert [(p.label, p.key, p.shape) for p in m.placeholders] == [("NUMBER", "NUMBER_1", "ddddd")] * 2 + [
+        ("NUMBER", "NUMBER_2", "ddddd")]
+    filled = veil.fill(m, details=True)
+    a, b, c = (s.substitute for s in filled.substitutions)
+    assert a == b != c and re.fullmatch(r"\d{5}", a)
+    assert filled.text == f"zip {a}, again {a}, and {c}"
+    plain = veil.fill(["Hello [PERSON_NAME_1], [PERSON_NAME_1]!", "[MASK] is here"])
+    assert not any(MARKER_RE.search(t) for t in plain)
+    name = plain[0][len("Hello "):plain[0].index(",")]
+    assert plain[0] == f"Hello {name}, {name}!"
+    assert veil.mask(["a", "b"], maskers=["dlp"], placeholder="mask")[1].id == "1"
+
+
+def test_the_privacy_boundary_and_clear_errors():
+    with pytest.raises(TypeError, match="never original text"):
+        veil.fill([veil.Document("1", CALL)])
+    with pytest.raises(veil.VeilError, match="unknown masker 'nope'"):
+        veil.mask("x", maskers=["nope"])
+    with pytest.raises(veil.VeilError, match="unknown filler"):
+        veil.fill("[MASK]", filler="nope")
+    with pytest.raises(veil.VeilError, match="placeholder style"):
+        veil.mask("x", maskers=["dlp"], placeholder="stars")
+    with pytest.raises(veil.VeilError, match="not run"):
+        veil.mask("x", maskers=["dlp"], options={"allow_list": {}})
+    with pytest.raises(TypeError):
+        veil.mask(42)

@@ -1,0 +1,66 @@
+"""Fill stage: the ``faker`` filler, realistic typed substitutes without any language model.
+
+Every typed placeholder gets a generated value of its type: formats (phone, card, date, zip,
+spelled letters, ...) keep the shape the mask stage recorded (:mod:`veil.shapes`,
+:func:`veil.fill.typed.shaped_value`), names, places and organisations come from Faker. A numbered
+placeholder (``[PERSON_NAME_1]``) gets one value per document at every occurrence, different from
+the document's other keys of its type, and a new one in every other document (each document draws
+from its own RNG seeded by ``(seed, id)``).
+
+It is the filler of ``veil.anonymize``: fast (no model, no spaCy) and never leaves a marker. What it
+cannot do is guess a word from its context: untyped markers (``[MASK]``, ``[WORD]``) get a common
+English word drawn without looking at the sentence; for those, use a model filler (``llm``, ``mlm``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from veil.errors import VeilError
+from veil.fill import typed
+from veil.fill.base import CandidateFiller, _DocState
+from veil.markers import MARKER_RE
+
+
+class FakerFiller(CandidateFiller):
+    """``FakerFiller(seed=0)``: typed placeholders by generators, plain markers by a context-free word."""
+
+    name = "faker"
+
+    def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
+                 batch_size: int = 64, *, types: str = "on", match_case: bool = True, **options) -> None:
+        if model is not None:
+            raise VeilError("the faker filler uses no model; drop --model, or choose a model filler (llm, mlm)")
+        # types="on": the labels the mask stage recorded for [MASK] markers are used too;
+        # match_case: a lower-cased transcript ("hi this is [PERSON_NAME_1]") gets lower-case names
+        super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, types=types,
+                         match_case=match_case, **options)
+
+    def _start(self, doc):
+        st = super()._start(doc)
+        if st.lowercase and not _lowercased(doc.text):
+            st.lowercase = False  # "[PERSON_NAME_1], my name is ...": the capital was masked, not absent
+        return st
+
+    def _resolve_without_model(self, st: _DocState) -> bool:
+        slot = st.slots[0]
+        if slot.key in st.assigned:
+            self._apply(st, slot, st.assigned[slot.key])
+        elif self._kind(st, slot) != "word" and typed.has_fallback(slot.label):
+            self._assign(st, slot, self._format_value(st, slot))
+        else:
+            self.stats["plain_word"] += 1
+            self._assign(st, slot, typed.plain_word(st.rng))
+        return True
+
+    def propose_batch(self, texts, targets, k):  # never reached: every slot is resolved above
+        raise AssertionError("the faker filler has no model")
+
+
+_SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+)([^\W\d_])")
+
+
+def _lowercased(text: str) -> bool:
+    """Positive evidence of a lower-cased transcript: a sentence that starts with a small letter, or "i"."""
+    plain = MARKER_RE.sub("", text)
+    return any(c.islower() for c in _SENTENCE_START_RE.findall(text)) or re.search(r"\bi\b", plain) is not None
