@@ -1,7 +1,7 @@
 """Fill stage benchmark: speed of the ``llm`` filler (real SmolLM2-135M-Instruct) against the naive scorer.
 
 One command: ``.venv/bin/python bench/bench_fill_llm_speed.py`` (defaults sized for <= 5 minutes on
-one CPU thread; ``--limit N`` / ``--naive-limit N`` enlarge it).
+two idle CPU threads; ``--limit N`` / ``--naive-limit N`` enlarge it).
 
 Workload: Switchboard validation utterances (``../shared/data/switchboard/val``, read with veil's
 ``switchboard`` reader) masked with the ``allow_list`` masker, ``[MASK]`` style; the first
@@ -14,14 +14,17 @@ Configurations:
   marker, one forward over the left context for the first-token proposals, one forward per
   extension step of each proposal, then **one full-sentence forward per candidate**; no cache, no
   batching. Runs on the first ``--naive-limit`` utterances (it is slow);
-- ``veil``: ``LLMFiller`` as shipped (left context encoded once per marker, its key/value cache
+- ``veil``: the exact ``LLMFiller`` in fp32 (``shortlist=None``; the default before issue 18: left context encoded once per marker, its key/value cache
   shared by all candidates, candidates of all markers batched, LM head only where a probability is
   needed), timed on the naive run's utterances (same work, so the ratio is exact) and on all
   ``--limit`` utterances. Its Top-1 substitutes must equal the naive ones (exit code 1 otherwise);
 - approximate modes, each with its Top-1 agreement with ``veil`` (share of identical substitutes
-  on all ``--limit`` utterances): ``veil-bf16`` (bfloat16 weights), ``veil-c16`` (16 instead of 32
-  proposals re-scored per marker), ``veil-bf16-c16`` (both), ``veil-r8`` (right context cut at 8
-  words instead of 32; not in the default list: Switchboard utterances are short, it saves little).
+  on all ``--limit`` utterances) and its speed-up over it: ``default`` (the filler's defaults:
+  ``--dtype auto``, i.e. bfloat16 where the CPU has AVX-512 BF16 / AMX, and a shortlist: all
+  proposals scored with the first words of the right context, the best few with all of it),
+  ``veil-bf16`` (bfloat16 weights, every candidate scored in full), ``veil-shortlist`` (fp32 with
+  the shortlist), ``veil-c16`` (16 instead of 32 proposals re-scored per marker), ``veil-bf16-c16``,
+  ``veil-r8`` (right context cut at 8 words instead of 32).
 
 Timings on a shared machine vary; every configuration runs in the same process, one after the other.
 """
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import sys
 import time
 from pathlib import Path
@@ -37,11 +41,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+EXACT = {"shortlist": None}  # LLMFiller options of the exact filler (veil's default before issue 18)
 APPROX = {  # name: (LLMFiller options, model dtype)
-    "veil-bf16": ({}, "bf16"),
-    "veil-c16": ({"n_candidates": 16}, None),
-    "veil-bf16-c16": ({"n_candidates": 16}, "bf16"),
-    "veil-r8": ({"right_words": 8}, None),
+    "default": ({}, "auto"),  # what LLMFiller does unless told otherwise (dtype auto: bf16 on this CPU)
+    "veil-bf16": (EXACT, "bf16"),
+    "veil-shortlist": ({}, None),
+    "veil-c16": ({**EXACT, "n_candidates": 16}, None),
+    "veil-bf16-c16": ({**EXACT, "n_candidates": 16}, "bf16"),
+    "veil-r8": ({**EXACT, "right_words": 8}, None),
 }
 
 
@@ -83,9 +90,9 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=30, help="utterances for veil and the approximate modes (default 30)")
     ap.add_argument("--naive-limit", type=int, default=6,
                     help="utterances for the naive scorer and the same-work veil run (default 6)")
-    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
-    ap.add_argument("--variants", default="naive,veil,veil-bf16,veil-c16,veil-bf16-c16",
-                    help="configurations (naive, veil, veil-bf16, veil-c16, veil-bf16-c16, veil-r8)")
+    ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
+    ap.add_argument("--variants", default="naive,veil,default,veil-bf16,veil-shortlist",
+                    help=f"configurations (naive, veil, {', '.join(APPROX)})")
     ap.add_argument("--model", default=None, help="causal LM (default: the packaged SmolLM2-135M-Instruct)")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
     args = ap.parse_args(argv)
@@ -96,7 +103,7 @@ def main(argv=None) -> int:
     from veil.fill.base import document_slots
     from veil.fill.llm import LLMFiller
     from veil.models.cpu_linear import fast_linear_class, restore_linears
-    from veil.models.smollm2 import load_causal_lm
+    from veil.models.smollm2 import load_causal_lm, resolve_dtype
 
     hf_logging.set_verbosity_error()
     torch.set_num_threads(args.threads)
@@ -137,12 +144,12 @@ def main(argv=None) -> int:
         print(f"  naive: {naive_s:.1f} s", flush=True)
     mismatch = False
     if "veil" in variants or any(v in APPROX for v in variants):
-        veil = LLMFiller(model_obj=model, tokenizer=tok, avoid={})
+        veil = LLMFiller(model_obj=model, tokenizer=tok, avoid={}, **EXACT)
         if "naive" in variants:
             # the exact check runs both algorithms on the same kernels; veil as shipped may differ from
             # them by fp32 rounding only (oneDNN sums in another order)
             checks = [("veil, same utterances as naive" + (", PyTorch's linear" if kernels else ""),
-                       LLMFiller(model_obj=plain, tokenizer=tok, avoid={}) if kernels else veil, True)]
+                       LLMFiller(model_obj=plain, tokenizer=tok, avoid={}, **EXACT) if kernels else veil, True)]
             if kernels:
                 checks.append((f"veil, same utterances as naive, {kernels} linear", veil, False))
             for name, f, exact in checks:
@@ -163,22 +170,29 @@ def main(argv=None) -> int:
                 continue
             opts, dtype = APPROX[v]
             m = model
-            if dtype == "bf16":
+            if dtype == "bf16" or (dtype == "auto" and resolve_dtype("auto", "cpu") is torch.bfloat16):
                 m = copy.deepcopy(model).to(torch.bfloat16)
-            f = LLMFiller(model_obj=m, tokenizer=tok, avoid={}, **opts)
+            # a low-precision copy ranks; the fp32 model re-scores its close calls, as LLMFiller does by default
+            verify = {"verify_obj": model} if m is not model and "shortlist" not in opts else {}
+            f = LLMFiller(model_obj=m, tokenizer=tok, avoid={}, **opts, **verify)
             subs[v], secs = run(f, docs_all)
             agree = sum(a == b for a, b in zip(subs[v], subs["veil"])) / max(1, len(subs["veil"]))
-            rows.append((v, len(docs_all), markers(docs_all), secs, f"{100 * agree:.1f}% of veil's", None))
+            rows.append((v + (" (bf16)" if m is not model else ""), len(docs_all), markers(docs_all), secs,
+                         f"{100 * agree:.1f}% of veil's", None))
             print(f"  {v}: {secs:.1f} s", flush=True)
             del f, m
     naive_rate = markers(docs_naive) / naive_s if naive_s else None
-    print("\n| configuration | utterances | markers | seconds | masks/s | sentences/s | x naive | Top-1 choices |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    exact = next((r for r in rows if r[0].startswith("veil (exact)")), None)
+    exact_rate = exact[2] / exact[3] if exact else None
+    print(f"\nload average after the runs: {os.getloadavg()[0]:.2f} (2 cores; above 2, other jobs shared them)")
+    print("\n| configuration | utterances | markers | seconds | masks/s | sentences/s | x naive | x exact fp32 | Top-1 choices |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for name, nd, nm, secs, agree, ratio in rows:
         if ratio is None and naive_rate:
             ratio = (nm / secs) / naive_rate
         r = f"{ratio:.1f}" if ratio is not None else ""
-        print(f"| {name} | {nd} | {nm} | {secs:.1f} | {nm / secs:.2f} | {nd / secs:.2f} | {r} | {agree} |")
+        x = f"{(nm / secs) / exact_rate:.2f}" if exact_rate else ""
+        print(f"| {name} | {nd} | {nm} | {secs:.1f} | {nm / secs:.2f} | {nd / secs:.2f} | {r} | {x} | {agree} |")
     if naive_rate:
         print("\n(x naive: masks/s over the naive masks/s; exact for the same-utterance row, a rate ratio otherwise)")
     if mismatch:

@@ -101,6 +101,10 @@ def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "n
     from veil.pipeline import mask_batch
 
     engine = masking_engine(maskers, placeholder, options, exclude, keep)
+    if _is_hf_dataset(texts):  # a datasets.Dataset: one batched map, masked records as columns
+        from veil.engine.hf import mask_dataset
+
+        return mask_dataset(texts, engine, batch_size=batch_size)
 
     def batch(items: list[tuple[int, TextInput]]) -> list[MaskedDocument]:
         docs = []
@@ -114,6 +118,10 @@ def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "n
         return mask_batch(docs, engine)
 
     return _apply(texts, batch, batch_size)
+
+
+def _is_hf_dataset(obj: Any) -> bool:
+    return type(obj).__module__.startswith("datasets.") and hasattr(obj, "map") and hasattr(obj, "column_names")
 
 
 @lru_cache(maxsize=8)
@@ -148,6 +156,11 @@ def fill(masked: Any, filler: Any = "faker", *, seed: int = 0, details: bool = F
         engine = _filler(filler, seed, json.dumps(options, sort_keys=True, default=repr))
     else:
         raise TypeError(f"filler must be a registry name or a Filler, got {type(filler).__name__}")
+
+    if _is_hf_dataset(masked):  # a datasets.Dataset of masked records: filled records as columns
+        from veil.engine.hf import fill_dataset
+
+        return fill_dataset(masked, engine, batch_size=batch_size)
 
     def batch(items: list[tuple[int, MaskedInput]]) -> list[Any]:
         docs = []

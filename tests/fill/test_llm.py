@@ -207,3 +207,60 @@ def test_an_exclusion_that_leaves_nothing_keeps_the_plain_list(tiny, monkeypatch
     ctx = scorer.contexts(TEXTS[:1], _targets(TEXTS[:1]))
     plain = scorer.propose(ctx)[0]
     assert scorer.propose(ctx, [frozenset(w.lower() for w in plain)])[0] == plain
+
+
+def test_shortlist_changes_nothing_where_it_keeps_every_candidate_or_the_right_context_is_short(tiny):
+    model, tok = tiny
+    exact = CausalWordScorer(model, tok, n_candidates=8, token_budget=512)
+    targets = _targets(TEXTS)
+    ref = exact.rank(TEXTS, targets, 5)
+    assert CausalWordScorer(model, tok, n_candidates=8, token_budget=512, shortlist=8).rank(TEXTS, targets, 5) == ref
+    # every right context here has at most 6 words: the quick score is the full score
+    quick = CausalWordScorer(model, tok, n_candidates=8, token_budget=512, shortlist=2, shortlist_words=6)
+    assert [[w for w, _ in r] for r in quick.rank(TEXTS, targets, 5)] == [[w for w, _ in r] for r in ref]
+
+
+def test_shortlist_scores_only_its_best_quick_candidates_in_full(tiny):
+    model, tok = tiny
+    text = ["[MASK] cat sat on the mat and the dog didn't like it at all today"]
+    sl = CausalWordScorer(model, tok, n_candidates=10, token_budget=512, shortlist=3, shortlist_words=2)
+    got = sl.rank(text, _targets(text), 3)[0]
+    ctx = sl.contexts(text, _targets(text))
+    words = [w for w, _ in got]
+    full = sl.score(ctx, [words])[0]
+    assert [s for _, s in got] == pytest.approx(full, abs=1e-3)  # returned scores are full-sentence scores
+    assert len(got) == 3
+
+
+def test_close_calls_are_rescored_by_the_exact_model(tiny):
+    import copy
+
+    import torch
+
+    model, tok = tiny
+    exact = CausalWordScorer(model, tok, n_candidates=8, token_budget=512)
+    low = copy.deepcopy(model).to(torch.bfloat16)
+    approx = CausalWordScorer(low, tok, n_candidates=8, token_budget=512, verify=exact, verify_margin=1e9)
+    targets = _targets(TEXTS)
+    ranked = approx.rank(TEXTS, targets, 8)
+    ctx = exact.contexts(TEXTS, targets)
+    for r, ex in zip(ranked, exact.score(ctx, [[w for w, _ in r] for r in ranked])):
+        assert [s for _, s in r] == pytest.approx(ex, abs=1e-3)  # every candidate was within the margin
+
+
+def test_filler_defaults_bf16_with_fp32_verification_where_native(tiny, monkeypatch, tmp_path):
+    import torch
+
+    from veil.models import smollm2
+
+    model, tok = tiny
+    folder = tmp_path / "m"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    monkeypatch.setattr(smollm2, "native_bf16", lambda device: True)
+    sc = LLMFiller(model=str(folder), device="cpu").scorer
+    assert next(sc.model.parameters()).dtype is torch.bfloat16
+    assert next(sc.verify.model.parameters()).dtype is torch.float32
+    monkeypatch.setattr(smollm2, "native_bf16", lambda device: False)
+    sc = LLMFiller(model=str(folder), device="cpu").scorer
+    assert next(sc.model.parameters()).dtype is torch.float32 and sc.verify is None

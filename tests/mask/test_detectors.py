@@ -105,6 +105,9 @@ CASES = [
     ("case_code", "file 11/2345-A, case NJA 2005 p. 884, [2001] 3 WLR 206",
      [("11/2345-A", "GENERIC_ID"), ("NJA 2005 p. 884", "GENERIC_ID"), ("[2001] 3 WLR 206", "GENERIC_ID")]),
     ("case_code", "it cost 3.5 euros, the 1990s, no one came", []),
+    ("case_code", "my account number is 4471-22 and the case of 12/2001",
+     [("4471-22", "GENERIC_ID"), ("12/2001", "GENERIC_ID")]),
+    ("case_code", "account no. AB-123 and case E 1", [("AB-123", "GENERIC_ID"), ("E 1", "GENERIC_ID")]),
     # names in another script than Latin
     ("non_latin_name", "Mr שמעון פרס met Иван Петров in 北京市 and محمد.",
      [("שמעון פרס", "NON_LATIN_NAME"), ("Иван Петров", "NON_LATIN_NAME"), ("北京市", "NON_LATIN_NAME"),

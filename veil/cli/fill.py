@@ -62,6 +62,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overwrite", action="store_true", help="start again even if OUTPUT or an unfinished run exists")
     p.add_argument("--check-types", action="store_true",
                    help="report the share of person/place/organisation substitutes spaCy tags with the same type")
+    from veil.engine import add_engine_arguments
+
+    add_engine_arguments(p)
 
 
 def build_filler(args: argparse.Namespace):
@@ -97,10 +100,37 @@ def build_filler(args: argparse.Namespace):
     return build_filler(args.filler, **kwargs)
 
 
+def fill_ray(args: argparse.Namespace, settings: dict) -> dict:
+    """``--engine ray``: the same filler in Ray actors, one model per actor (see :mod:`veil.engine.ray_engine`)."""
+    from functools import partial
+
+    from veil.cli.common import fields_of, progress_of
+    from veil.engine.ray_engine import input_files, run_stage
+    from veil.engine.stages import FillStage
+    from veil.io.formats import detect_format
+    from veil.io.output import input_fingerprint
+    from veil.io.records import read_masked, substitutions_path
+
+    files = input_files(args.input)
+    fmt = detect_format(files[0], args.input_format)
+    fields = fields_of(args)
+    settings = {**settings, "input": [input_fingerprint(f) for f in files], "fields": vars(fields)}
+    return run_stage(FillStage(partial(build_filler, args), fields), files,
+                     partial(read_masked, fmt=fmt, fields=fields), args.output, settings=settings,
+                     workers=args.workers or 1, address=args.address, device=args.device,
+                     batch_size=args.chunk, shard_size=args.shard_size, resume=not args.overwrite,
+                     progress=progress_of(args), cpus_per_worker=args.threads or 1,
+                     extra_name=substitutions_path(args.output).name)
+
+
 def run(args: argparse.Namespace) -> int:
     from veil.cli.common import fields_of, progress_of
+    from veil.engine import check_engine_arguments
     from veil.io.records import substitutions_path
     from veil.pipeline import fill_corpus
+
+    check_engine_arguments(args, {"--limit": args.limit is not None, "--check-types": args.check_types,
+                                  "--output-format": bool(args.output_format)})
 
     if args.threads is not None and args.threads < 1:
         raise VeilError("--threads must be at least 1")
@@ -120,6 +150,10 @@ def run(args: argparse.Namespace) -> int:
         settings["instruct_decode"] = args.instruct_decode
     if args.strategy == "sample":
         settings["temperature"] = args.temperature
+    if args.engine == "ray":
+        stats = fill_ray(args, settings)
+        log.info("filled %s -> %s on ray: %s", args.input, args.output, json.dumps(stats))
+        return 0
     fields = fields_of(args)
     stats = fill_corpus(args.input, args.output, filler, settings=settings, fields=fields,
                         input_format=args.input_format, output_format=args.output_format, chunk_size=args.chunk,

@@ -47,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="print the share of masked word tokens per technique (the paper's Table 2)")
     p.add_argument("--stats-json", default=None, metavar="FILE", help="also write the statistics as JSON")
     p.add_argument("--limit", type=int, default=None, help="only the first N documents")
+    from veil.engine import add_engine_arguments
+
+    add_engine_arguments(p)
 
 
 def _fields(args: argparse.Namespace):
@@ -94,9 +97,44 @@ def _progress(args: argparse.Namespace, desc: str):
     return tqdm(desc=desc, unit="doc", disable=args.no_progress or None, file=sys.stderr, dynamic_ncols=True)
 
 
+def mask_ray(args: argparse.Namespace) -> dict[str, Any]:
+    """``--engine ray``: the same masking engine in Ray actors (see :mod:`veil.engine.ray_engine`)."""
+    from functools import partial
+
+    from veil.cli.common import maskers_of, progress_of
+    from veil.engine.ray_engine import input_files, run_stage
+    from veil.engine.stages import MaskStage
+    from veil.io.formats import detect_format, read_documents
+    from veil.io.output import input_fingerprint
+    from veil.pipeline import build_engine
+
+    files = input_files(args.inputs[0])
+    fmt = detect_format(files[0], args.input_format)
+    fields = _fields(args)
+    if len(files) > 1 and (not fields.id or fmt == "txt"):
+        raise VeilError("a folder of shards needs an id field (--id-field, not txt): record numbers restart in every file")
+    make = partial(build_engine, maskers_of(args), args.placeholder, _masker_options(args), _exclude(args), args.keep)
+    make()  # bad names or options fail here, before a cluster starts
+    settings = {"input": [input_fingerprint(f) for f in files], "maskers": maskers_of(args), "style": args.placeholder,
+                "fields": vars(fields), "options": _masker_options(args), "exclude": sorted(_exclude(args)),
+                "drop": sorted(args.drop_field), "keep": sorted(args.keep)}
+    reader = partial(read_documents, fmt=fmt, fields=fields, **({"speakers": args.speakers} if args.speakers else {}))
+    stats = run_stage(MaskStage(make, frozenset(args.drop_field), fields), files, reader, args.output,
+                      settings=settings, workers=args.workers or 1, address=args.address,
+                      batch_size=args.batch_size, shard_size=args.shard_size, resume=not args.overwrite,
+                      progress=progress_of(args))
+    log.info("masked %d documents on ray (%d workers): %s -> %s", stats["records"], args.workers or 1,
+             args.inputs[0], args.output)
+    return stats
+
+
 def mask_file(args: argparse.Namespace) -> dict[str, Any]:
+    from veil.engine import check_engine_arguments
     from veil.pipeline import mask_corpus
 
+    check_engine_arguments(args, {"--limit": args.limit is not None, "--output-format": bool(args.output_format)})
+    if args.engine == "ray":
+        return mask_ray(args)
     src = args.inputs[0]
     from veil.cli.common import maskers_of, progress_of
 

@@ -152,10 +152,13 @@ def ranking_request(filler: Any, k_max: int) -> int:
 
 class ExperimentRunner:
     def __init__(self, spec: ExperimentSpec, out: Path, progress: bool = True,
-                 only_methods: list[str] | None = None, only_techniques: list[str] | None = None) -> None:
+                 only_methods: list[str] | None = None, only_techniques: list[str] | None = None,
+                 engine: str = "local", engine_options: dict[str, Any] | None = None) -> None:
         from veil.train.lm import LMSettings
 
         self.spec, self.out, self.progress = spec, Path(out), progress
+        # engine "ray": the fill stage runs on veil.engine.ray_engine (engine_options: workers, address, ...)
+        self.engine, self.engine_options = engine, dict(engine_options or {})
         self.cache = StageCache(spec.cache or self.out / "cache")
         self.lm = LMSettings.from_dict({"seed": spec.seed, **spec.lm})
         self.variants = [v for v in spec.variants if not only_methods or v.name in only_methods]
@@ -283,8 +286,11 @@ class ExperimentRunner:
             work_dir.mkdir(parents=True, exist_ok=True)
             log.info("fill %s / %s: %s %s", tech, v.name, v.filler, v.strategy)
             try:
-                stats = fill_corpus(masked_dir / "masked.jsonl", work_dir / "filled.jsonl", filler,
-                                    settings={"key": key}, progress=self.progress)
+                if self.engine == "ray":
+                    stats = self._fill_on_ray(v, model, masked_dir / "masked.jsonl", work_dir / "filled.jsonl", key)
+                else:
+                    stats = fill_corpus(masked_dir / "masked.jsonl", work_dir / "filled.jsonl", filler,
+                                        settings={"key": key}, progress=self.progress)
             finally:  # also after an interruption: the rankings computed so far are not lost
                 self._save_rank_memo(memo_key, memo)
             for f in work_dir.iterdir():
@@ -300,6 +306,21 @@ class ExperimentRunner:
             shutil.rmtree(wd, ignore_errors=True)
         meta = {**meta, "filler_ft_s": ft_s}
         return d, meta
+
+    def _fill_on_ray(self, v: Variant, model: Any, masked: Path, output: Path, key: str) -> dict[str, Any]:
+        """The fill stage on :mod:`veil.engine.ray_engine`: each actor builds the variant's filler (rankings
+        are not shared between variants there); same output files as ``fill_corpus``, same records."""
+        from functools import partial
+
+        from veil.engine.ray_engine import run_stage
+        from veil.engine.stages import FillStage
+        from veil.io.records import read_masked, substitutions_path
+        from veil.pipeline import build_filler
+
+        make = partial(build_filler, v.filler, model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed,
+                       **v.options)
+        return run_stage(FillStage(make), [masked], read_masked, output, settings={"key": key},
+                         progress=self.progress, extra_name=substitutions_path(output).name, **self.engine_options)
 
     # Rankings are kept on disk beside the stage cache (``rankings/HASH.jsonl.gz``), one file per
     # (filler, model, options, masked corpus): a method added later, or a run resumed in another

@@ -93,9 +93,17 @@ class CausalWordScorer:
     def __init__(self, model: Any, tokenizer: Any, *, n_candidates: int = 32, max_word_tokens: int = 6,
                  start_token_id: int | None = None, token_budget: int = 4096,
                  left_words: int = 64, right_words: int = 32, exclude_pool: int = 4,
-                 sentence_end: str | None = "\n", progress: bool = False) -> None:
+                 sentence_end: str | None = "\n", shortlist: int | None = None, shortlist_words: int = 4,
+                 verify: "CausalWordScorer | None" = None, verify_margin: float = 1.0,
+                 progress: bool = False) -> None:
         import torch
 
+        if shortlist is not None and (shortlist < 1 or shortlist_words < 1):
+            raise VeilError("shortlist and shortlist_words must be at least 1 (shortlist=None scores every candidate)")
+        self.shortlist, self.shortlist_words = shortlist, shortlist_words
+        # verify: an exact (fp32) scorer on the same model that re-scores the candidates within
+        # verify_margin of the best, so a bf16 rounding cannot decide a close call
+        self.verify, self.verify_margin = verify, verify_margin
         self.torch = torch
         self.model, self.tok = model, tokenizer
         self.n_candidates, self.max_word_tokens = n_candidates, max_word_tokens
@@ -194,7 +202,7 @@ class CausalWordScorer:
         pos = torch.arange(L)[None, :].expand(len(prefixes), L)
         hidden, cache = self._forward(ids.to(self.device), mask.to(self.device), pos.to(self.device), None)
         kv = [(layer.keys, layer.values) for layer in cache.layers]
-        return {"kv": kv, "hidden": hidden, "lens": lens, "mask": mask, "ids": ids, "L": L}
+        return {"kv": kv, "hidden": hidden, "lens": lens, "mask": mask, "ids": ids, "L": L, "prefixes": prefixes}
 
     def _gather_cache(self, pre: dict, rows: Any) -> Any:
         from transformers.cache_utils import DynamicCache
@@ -212,34 +220,56 @@ class CausalWordScorer:
         words not excluded are kept (the masked word of an allow-list technique is never on its list,
         so listed proposals would only crowd out the plausible ones); when every proposal is
         excluded, the plain list is returned."""
-        torch = self.torch
-        out: list[list[str] | None] = [None] * len(contexts)
         splits = [self._split_left(c.left) for c in contexts]
+        excl = self._exclude_list(contexts, exclude)
+        out: list[list[str]] = [[] for _ in contexts]
+        for group in self._prefix_groups(splits):
+            with self.torch.no_grad():
+                pre = self._encode_prefixes([splits[i][0] for i in group])
+                for i, ws in zip(group, self._propose_pre(pre, [splits[i][1] for i in group],
+                                                          [excl[i] for i in group])):
+                    out[i] = ws
+        return out
+
+    def _exclude_list(self, contexts: Sequence[MarkerContext], exclude: Any) -> list[AbstractSet[str] | None]:
         excl = list(exclude) if exclude is not None else [None] * len(contexts)
         if len(excl) != len(contexts):
             raise VeilError(f"{len(excl)} exclude sets for {len(contexts)} contexts")
-        pool = self.n_candidates * (self.exclude_pool if any(excl) else 1)
-        for chunk in _budget_groups([len(s[0]) + self.max_word_tokens for s in splits], pool, self.token_budget):
-            n_want = self.n_candidates * (self.exclude_pool if any(excl[i] for i in chunk) else 1)
-            with torch.no_grad():
-                pre = self._encode_prefixes([splits[i][0] for i in chunk])
-                last = pre["hidden"][torch.arange(len(chunk)), (pre["lens"] - 1).to(self.device)]
-                lp = self._log_probs_at(last)
-                allowed = torch.stack([self.space_start if splits[i][1] else self.bare_start for i in chunk])
-                lp = lp.masked_fill(~allowed, float("-inf"))
-                n_first = min(n_want, int(allowed.sum(1).min()))
-                first = lp.topk(n_first, dim=1).indices.cpu()  # [M, N]
-                words = self._extend(pre, first)
-            for i, ws in zip(chunk, words):
+        return excl
+
+    def _prefix_groups(self, splits: Sequence[tuple[list[int], bool]]) -> list[list[int]]:
+        """Markers whose left contexts are encoded in one forward (and then proposed and scored together)."""
+        return _budget_groups([len(s[0]) for s in splits], 1, self.token_budget, max_group=64)
+
+    def _propose_pre(self, pre: dict, spaces: Sequence[bool],
+                     excl: Sequence[AbstractSet[str] | None]) -> list[list[str]]:
+        """:meth:`propose` for the markers of one encoded prefix batch (row ``m`` of ``pre``)."""
+        torch = self.torch
+        M = len(spaces)
+        last = pre["hidden"][torch.arange(M), (pre["lens"] - 1).to(self.device)]
+        lp = self._log_probs_at(last)
+        allowed = torch.stack([self.space_start if sp else self.bare_start for sp in spaces])
+        lp = lp.masked_fill(~allowed, float("-inf"))
+        out: list[list[str]] = []
+        # extension rows (n_first per marker, each with the marker's cached prefix) in budget-sized chunks
+        n_all = self.n_candidates * (self.exclude_pool if any(excl) else 1)
+        per_chunk = max(1, self.token_budget // max(1, n_all * (pre["L"] + self.max_word_tokens)))
+        for c0 in range(0, M, per_chunk):
+            rows = list(range(c0, min(M, c0 + per_chunk)))
+            n_want = self.n_candidates * (self.exclude_pool if any(excl[m] for m in rows) else 1)
+            n_first = min(n_want, int(allowed[rows].sum(1).min()))
+            first = lp[rows].topk(n_first, dim=1).indices.cpu()  # [rows, N]
+            words = self._extend(pre, first, torch.tensor(rows))
+            for m, ws in zip(rows, words):
                 # (in a chunk with excluding contexts, a context without exclusion keeps its own first
                 # n_candidates tokens; an exclusion that leaves nothing keeps the listed words, as Top-K does)
                 plain = self._words(ws[:self.n_candidates])
-                if excl[i]:
-                    kept = self._words(w for w in ws if w is None or w.lower() not in excl[i])[:self.n_candidates]
-                    out[i] = kept or plain
+                if excl[m]:
+                    kept = self._words(w for w in ws if w is None or w.lower() not in excl[m])[:self.n_candidates]
+                    out.append(kept or plain)
                 else:
-                    out[i] = plain
-        return out  # type: ignore[return-value]
+                    out.append(plain)
+        return out
 
     @staticmethod
     def _words(ws: Iterable[str | None]) -> list[str]:
@@ -250,11 +280,12 @@ class CausalWordScorer:
                 seen.setdefault(w, None)
         return list(seen)
 
-    def _extend(self, pre: dict, first: Any) -> list[list[str | None]]:
-        """Greedy whole-word extension of every first token, all rows of all markers batched."""
+    def _extend(self, pre: dict, first: Any, pre_rows: Any) -> list[list[str | None]]:
+        """Greedy whole-word extension of every first token, all rows of all markers batched
+        (``first[m]`` are the first tokens of the marker in row ``pre_rows[m]`` of ``pre``)."""
         torch = self.torch
         M, N = first.shape
-        marker_of = torch.arange(M).repeat_interleave(N)
+        marker_of = pre_rows.repeat_interleave(N)
         toks = [[int(t)] for t in first.reshape(-1)]
         active = torch.arange(M * N)
         cache = None
@@ -288,87 +319,104 @@ class CausalWordScorer:
     # ---------------------------------------------------------------- scoring
     def score(self, contexts: Sequence[MarkerContext], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
         """Full-sentence log-likelihood of ``left + word + right`` for every candidate word."""
-        torch = self.torch
         scores: list[list[float]] = [[0.0] * len(c) for c in candidates]
         marker_ids = [i for i in range(len(contexts)) if candidates[i]]
-        lens = [len(self._split_left(contexts[i].left)[0]) for i in marker_ids]
-        for group in _budget_groups(lens, 1, self.token_budget, max_group=64):
-            with torch.no_grad():
-                self._score_group(contexts, candidates, [marker_ids[g] for g in group], scores)
+        splits = [self._split_left(contexts[i].left) for i in marker_ids]
+        for group in self._prefix_groups(splits):
+            ids = [marker_ids[g] for g in group]
+            with self.torch.no_grad():
+                pre = self._encode_prefixes([splits[g][0] for g in group])
+                for i, row in zip(ids, self._score_pre(pre, [contexts[i] for i in ids], [candidates[i] for i in ids])):
+                    scores[i] = row
         return scores
 
-    def _score_group(self, contexts, candidates, group: list[int], scores: list[list[float]]) -> None:
+    def _prefix_cum(self, pre: dict) -> list[list[float]]:
+        """``cum[m][j]``: log-prob of prefix ``m``'s tokens 1..j-1 (token 0 is the start token); computed once."""
+        if "cum" in pre:
+            return pre["cum"]
         torch = self.torch
-        prefixes = [self._split_left(contexts[i].left)[0] for i in group]
-        pre = self._encode_prefixes(prefixes)
-        # log-prob of every prefix token, cumulated: cum[m][j] = log p(prefix[1:j])
-        plens = pre["lens"]
+        prefixes = pre["prefixes"]
         flat_h, flat_t = [], []
         for m, p in enumerate(prefixes):
             if len(p) > 1:
                 flat_h.append(pre["hidden"][m, :len(p) - 1])
                 flat_t.extend(p[1:])
-        cum: list[list[float]] = []
+        lps: list[float] = []
         if flat_h:
             lps = self._log_probs_at(torch.cat(flat_h), torch.tensor(flat_t, device=self.device)).cpu().tolist()
+        cum: list[list[float]] = []
         pos = 0
         for p in prefixes:
             c = [0.0, 0.0]
             for j in range(1, len(p)):
                 c.append(c[-1] + lps[pos])
                 pos += 1
-            cum.append(c)  # c[j] = log-prob of prefix tokens 1..j-1 (token 0 is the start token)
-        # rows: (marker slot m, candidate j, lcp, suffix ids)
+            cum.append(c)
+        pre["cum"] = cum
+        return cum
+
+    def _score_pre(self, pre: dict, contexts: Sequence[MarkerContext], candidates: Sequence[Sequence[str]],
+                   pre_rows: Sequence[int] | None = None) -> list[list[float]]:
+        """:meth:`score` for markers of one encoded prefix batch (``contexts[i]``'s left context is row
+        ``pre_rows[i]`` of ``pre``; by default row ``i``)."""
+        prefixes = pre["prefixes"]
+        cum = self._prefix_cum(pre)
+        scores: list[list[float]] = [[0.0] * len(c) for c in candidates]
+        if pre_rows is None:
+            pre_rows = range(len(contexts))
+        # rows: (prefix row, marker i, candidate j, lcp, suffix ids)
         rows = []
-        for m, i in enumerate(group):
+        for i, (m, c, words) in enumerate(zip(pre_rows, contexts, candidates)):
             p = prefixes[m]
-            for j, w in enumerate(candidates[i]):
-                full = self.encode(contexts[i].left + w + contexts[i].right)
+            for j, w in enumerate(words):
+                full = self.encode(c.left + w + c.right)
                 lcp = 0
                 while lcp < min(len(p), len(full)) and p[lcp] == full[lcp]:
                     lcp += 1
                 if lcp == len(full):  # the candidate added no token: cannot happen for a non-empty word
                     lcp -= 1
-                rows.append((m, j, lcp, full[lcp:]))
-        rows.sort(key=lambda r: len(r[3]))
+                rows.append((m, i, j, lcp, full[lcp:]))
+        rows.sort(key=lambda r: len(r[4]))
         L = pre["L"]
         start = 0
         while start < len(rows):
             end = start + 1
-            while end < len(rows) and (end + 1 - start) * (L + len(rows[end][3])) <= self.token_budget:
+            while end < len(rows) and (end + 1 - start) * (L + len(rows[end][4])) <= self.token_budget:
                 end += 1
-            self._score_rows(pre, cum, rows[start:end], group, scores)
+            self._score_rows(pre, cum, rows[start:end], scores)
             start = end
+        return scores
 
-    def _score_rows(self, pre: dict, cum, rows, group, scores) -> None:
+    def _score_rows(self, pre: dict, cum, rows, scores) -> None:
         torch = self.torch
         B = len(rows)
-        S = max(len(r[3]) for r in rows)
+        S = max(len(r[4]) for r in rows)
+        pre_rows = torch.tensor([r[0] for r in rows])
         ids = torch.full((B, S), self.start_id, dtype=torch.long)
         smask = torch.zeros(B, S, dtype=torch.long)
-        pmask = pre["mask"][torch.tensor([r[0] for r in rows])].clone()
+        pmask = pre["mask"][pre_rows].clone()
         pos = torch.zeros(B, S, dtype=torch.long)
-        for b, (m, _, lcp, suf) in enumerate(rows):
+        for b, (m, _, _, lcp, suf) in enumerate(rows):
             ids[b, :len(suf)] = torch.tensor(suf)
             smask[b, :len(suf)] = 1
             pmask[b, lcp:] = 0  # prefix tokens this sentence does not share are hidden
             pos[b] = lcp + torch.arange(S)
-        cache = self._gather_cache(pre, torch.tensor([r[0] for r in rows]))
+        cache = self._gather_cache(pre, pre_rows)
         mask = torch.cat([pmask, smask], 1)
         hidden, _ = self._forward(ids.to(self.device), mask.to(self.device), pos.to(self.device), cache)
         # predictors: suffix token 0 <- prefix hidden at lcp-1; token t <- suffix hidden at t-1
         hs, ts = [], []
-        for b, (m, _, lcp, suf) in enumerate(rows):
+        for b, (m, _, _, lcp, suf) in enumerate(rows):
             hs.append(pre["hidden"][m, lcp - 1:lcp])
             if len(suf) > 1:
                 hs.append(hidden[b, :len(suf) - 1])
             ts.extend(suf)
         lps = self._log_probs_at(torch.cat(hs), torch.tensor(ts, device=self.device)).cpu()
         pos_ = 0
-        for m, j, lcp, suf in rows:
+        for m, i, j, lcp, suf in rows:
             total = float(lps[pos_:pos_ + len(suf)].double().sum())
             pos_ += len(suf)
-            scores[group[m]][j] = cum[m][lcp] + total
+            scores[i][j] = cum[m][lcp] + total
 
     # ---------------------------------------------------------------- ranking
     def contexts(self, texts: Sequence[str], targets: Sequence[tuple[int, int]]) -> list[MarkerContext]:
@@ -379,10 +427,73 @@ class CausalWordScorer:
 
     def rank(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], k: int,
              exclude: Sequence[AbstractSet[str] | None] | None = None) -> list[list[tuple[str, float]]]:
+        """The best ``k`` candidates per marker with their full-sentence scores. Each group of markers'
+        left contexts is encoded once and serves the proposals and every scoring pass."""
         ctx = self.contexts(texts, targets)
-        cands = self.propose(ctx, exclude)
-        scores = self.score(ctx, cands)
-        return [_top(c, s, k) for c, s in zip(cands, scores)]
+        splits = [self._split_left(c.left) for c in ctx]
+        excl = self._exclude_list(ctx, exclude)
+        out: list[list[tuple[str, float]]] = [[] for _ in ctx]
+        for group in self._prefix_groups(splits):
+            gctx = [ctx[i] for i in group]
+            with self.torch.no_grad():
+                pre = self._encode_prefixes([splits[i][0] for i in group])
+                cands = self._propose_pre(pre, [splits[i][1] for i in group], [excl[i] for i in group])
+                cands, scores = self._shortlist_scores(pre, gctx, cands, k)
+            if self.verify is not None:
+                self._verify_close_calls(gctx, cands, scores)
+            for i, c, sc in zip(group, cands, scores):
+                out[i] = _top(c, sc, k)
+        return out
+
+    def _verify_close_calls(self, contexts: Sequence[MarkerContext], cands: list[list[str]],
+                            scores: list[list[float]]) -> None:
+        """Re-score with :attr:`verify` the candidates within ``verify_margin`` of each marker's best
+        (where there are two or more): they replace the approximate scores, the others move below them."""
+        close: list[tuple[int, list[int]]] = []
+        for m, sc in enumerate(scores):
+            if len(sc) > 1:
+                best = max(sc)
+                idx = [j for j, v in enumerate(sc) if v >= best - self.verify_margin]
+                if len(idx) > 1:
+                    close.append((m, idx))
+        if not close:
+            return
+        exact = self.verify.score([contexts[m] for m, _ in close], [[cands[m][j] for j in idx] for m, idx in close])
+        for (m, idx), ex in zip(close, exact):
+            floor = min(ex) - self.verify_margin  # the others stay ranked, below every verified one
+            shift = max(scores[m]) - floor
+            scores[m] = [v - shift for v in scores[m]]
+            for j, v in zip(idx, ex):
+                scores[m][j] = v
+
+    def _shortlist_scores(self, pre: dict, contexts: Sequence[MarkerContext], cands: list[list[str]],
+                          k: int) -> tuple[list[list[str]], list[list[float]]]:
+        """Full-sentence scores, of every candidate (``shortlist`` None: exact) or of a shortlist.
+
+        With ``shortlist = n``, a marker with more than ``max(n, k)`` candidates first scores them all
+        with the right context cut after ``shortlist_words`` words (where the right context is no
+        longer than that, this *is* the full score and nothing more is done), and only the best
+        ``max(n, k)`` of that quick ranking get the full-sentence score. The right context far from
+        the gap rarely reorders candidates, and the full pass is what costs: rows are as long as the
+        right context."""
+        n = max(self.shortlist or 0, k)
+        quick = [m for m, ws in enumerate(cands) if self.shortlist is not None and len(ws) > n]
+        final: list[list[float] | None] = [None] * len(cands)
+        if quick:
+            qctx = [MarkerContext(contexts[m].left, _first_words(contexts[m].right, self.shortlist_words))
+                    for m in quick]
+            qscores = self._score_pre(pre, qctx, [cands[m] for m in quick], quick)
+            for m, qc, qs in zip(quick, qctx, qscores):
+                if qc.right == contexts[m].right:  # the quick score is the full score
+                    final[m] = qs
+                    continue
+                best = sorted(range(len(qs)), key=lambda j: -qs[j])[:n]
+                cands[m] = [cands[m][j] for j in sorted(best)]  # first-token order kept (ties)
+        rest = [m for m in range(len(cands)) if final[m] is None]
+        if rest:
+            for m, sc in zip(rest, self._score_pre(pre, [contexts[m] for m in rest], [cands[m] for m in rest], rest)):
+                final[m] = sc
+        return cands, final  # type: ignore[return-value]
 
     # ---------------------------------------------------------------- naive reference
     def score_naive(self, contexts: Sequence[MarkerContext], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
@@ -446,9 +557,26 @@ def _budget_groups(lengths: Sequence[int], rows_each: int, budget: int, max_grou
     return groups
 
 
+def _first_words(text: str, n: int) -> str:
+    """``text`` up to the end of its ``n``-th word (all of it when it has no more)."""
+    ends = [m.end() for m in WORD_RE.finditer(text)]
+    return text if len(ends) <= n else text[:ends[n - 1]]
+
+
 def _top(words: Sequence[str], scores: Sequence[float], k: int) -> list[tuple[str, float]]:
     ranked = sorted(zip(words, scores), key=lambda ws: -ws[1])
     return ranked[:k]
+
+
+def _low_precision_copy(model: Any, dtype: Any) -> Any:
+    """A copy of ``model`` in ``dtype`` (plain ``nn.Linear`` layers: the oneDNN fp32 path does not apply)."""
+    import copy
+
+    from veil.models.cpu_linear import restore_linears
+
+    low = copy.deepcopy(model)
+    restore_linears(low)
+    return low.to(dtype)
 
 
 class LLMFiller(CandidateFiller):
@@ -458,8 +586,9 @@ class LLMFiller(CandidateFiller):
 
     name = "llm"
     supports_exclude = True
-    #: bumped when the same options give other rankings (2: ``sentence_end``), so cached fills are not reused
-    version = 2
+    #: bumped when the same options give other rankings (2: ``sentence_end``; 3: bf16 where native, the
+    #: shortlist), so cached fills are not reused
+    version = 3
 
     finetune_data = ("mask-free",)
 
@@ -481,9 +610,10 @@ class LLMFiller(CandidateFiller):
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, n_candidates: int = 32, max_word_tokens: int = 6,
                  left_words: int = 64, right_words: int = 32, token_budget: int = 4096, exclude_pool: int = 4,
-                 sentence_end: str | None = "\n", device: str | None = None, dtype: str | None = None,
+                 sentence_end: str | None = "\n", shortlist: int | None = 6, shortlist_words: int = 4,
+                 verify_margin: float | None = 1.0, device: str | None = None, dtype: str | None = "auto",
                  start_token_id: int | None = None, model_obj: Any = None, tokenizer: Any = None,
-                 **options) -> None:
+                 verify_obj: Any = None, **options) -> None:
         super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, **options)
         if n_candidates < 1 or max_word_tokens < 1:
             raise VeilError("n_candidates and max_word_tokens must be at least 1")
@@ -491,21 +621,40 @@ class LLMFiller(CandidateFiller):
         self._scorer_kwargs = dict(n_candidates=max(n_candidates, k), max_word_tokens=max_word_tokens,
                                    left_words=left_words, right_words=right_words, token_budget=token_budget,
                                    start_token_id=start_token_id, exclude_pool=exclude_pool,
-                                   sentence_end=sentence_end)
-        self._load_kwargs = dict(device=device, dtype=dtype)
+                                   sentence_end=sentence_end, shortlist=shortlist, shortlist_words=shortlist_words)
+        self.verify_margin = verify_margin
+        self._load_kwargs = dict(device=device, dtype="auto" if dtype is None else dtype)
         self._given = (model_obj, tokenizer) if model_obj is not None else None
+        self._verify_obj = verify_obj
         self._scorer: CausalWordScorer | None = None
 
     @property
     def scorer(self) -> CausalWordScorer:
+        """The scorer, built on first use. With ``dtype="auto"`` (the default) on a device that computes
+        bf16 natively, the model is loaded in fp32 and a bf16 copy ranks; the fp32 model re-scores
+        the close calls (``verify_margin``), so Top-1 follows the fp32 model where bf16 rounding could
+        flip it. ``model_obj`` callers pass ``verify_obj`` (the fp32 model) for the same."""
         if self._scorer is None:
+            import torch
+
+            exact = self._verify_obj
             if self._given is not None:
                 model, tok = self._given
             else:
-                from veil.models.smollm2 import load_causal_lm
+                from veil.models.smollm2 import load_causal_lm, resolve_device, resolve_dtype
 
-                model, tok = load_causal_lm(self.model_name, **self._load_kwargs)
-            self._scorer = CausalWordScorer(model, tok, **self._scorer_kwargs)
+                kw = dict(self._load_kwargs)
+                low = resolve_dtype(kw["dtype"], resolve_device(kw["device"]))
+                if kw["dtype"] == "auto":
+                    kw["dtype"] = "float32"
+                model, tok = load_causal_lm(self.model_name, **kw)
+                if low is not torch.float32 and next(model.parameters()).dtype is torch.float32:
+                    exact, model = model, _low_precision_copy(model, low)
+            verify = None
+            if exact is not None and self.verify_margin is not None:
+                verify = CausalWordScorer(exact, tok, **{**self._scorer_kwargs, "shortlist": None})
+            self._scorer = CausalWordScorer(model, tok, **self._scorer_kwargs, verify=verify,
+                                            verify_margin=self.verify_margin or 0.0)
         return self._scorer
 
     def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], k: int,

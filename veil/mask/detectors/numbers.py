@@ -292,6 +292,11 @@ _CODE_KEYWORDS = (r"(?:application|case|file|ref(?:erence)?|account|registration
                   r"complaint|decision|judgment|policy|customer|member|order|ticket|id|no|nos|nr|number|n°)")
 
 
+# short words that stand between a keyword and its number in a sentence ("account is 4471",
+# "number was 2", "case of 12"): not a code's letter prefix
+_SENTENCE_WORDS = r"(?:is|was|are|were|be|been|of|to|in|on|at|for|the|an?|it|its|my|your|our|his|her|as|by|and|or)"
+
+
 class CaseCodeDetector(PatternDetector):
     """Codes that identify a case, an application or an account, masked whole.
 
@@ -307,8 +312,10 @@ class CaseCodeDetector(PatternDetector):
     PATTERNS = (
         # not a plain decimal ("3.5")
         (r"(?<![\w/.\-])(?!\d+\.\d+(?![\w/.\-]|\.\w))" + _CODE + r"(?![\w/\-]|\.\w)", 0.6),
+        # the optional letter prefix is a code's ("AB-123", "E 1"), never a word of the sentence
+        # ("my number is 415-555-0132" must not take "is" into the code)
         (r"\b" + _CODE_KEYWORDS + r"\b\.?\s*(?:no\.?\s*|number\s+)?[:#]?\s*"
-         r"(?P<hit>(?:[A-Za-z]{0,4}[\s-]?)?\d(?:[\w/.\-]*\w)?)", 0.7),
+         r"(?P<hit>(?:(?!" + _SENTENCE_WORDS + r"\b)[A-Za-z]{0,4}[\s-]?)?\d(?:[\w/.\-]*\w)?)", 0.7),
         (r"(?P<hit>\b[A-Z]{2,5}\s\d{4}\s[ps]\.?\s?\d+)", 0.8),
         (r"(?P<hit>\[\d{4}\]\s+\d{1,4}\s+[A-Z][A-Za-z]{1,5}\s+\d+)", 0.8),
     )
