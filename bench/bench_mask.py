@@ -140,14 +140,14 @@ def _bench_neural(bench: Callable, dlp: Any, model: str | None) -> None:
     except VeilError as e:
         print(f"  neural_tagger skipped: {e}", file=sys.stderr)
         return
-    for precision, batch_size in (("fp32", 32), ("bf16", 32), ("int8", 32), ("int8", 128)):
+    for precision, batch_size in (("fp32", 32), ("fp32", 64), ("bf16", 64), ("int8", 32), ("int8", 128)):
         neural = NeuralTaggerMasker(model=model, precision=precision, batch_size=batch_size)
         bench(f"neural_tagger ({precision}, batch {batch_size}, 2 threads)", neural.detect_batch)
     neural = NeuralTaggerMasker(model=model)
     engine = MaskingEngine([neural, dlp])
-    bench("neural_tagger + dlp (int8)", lambda ts: engine.detect(_docs(ts)))
+    bench("neural_tagger + dlp (fp32, batch 64)", lambda ts: engine.detect(_docs(ts)))
     engine3 = MaskingEngine([EntityTaggerMasker(), neural, dlp])
-    bench("entity_tagger + neural_tagger + dlp (int8)", lambda ts: engine3.detect(_docs(ts)))
+    bench("entity_tagger + neural_tagger + dlp (fp32, batch 64)", lambda ts: engine3.detect(_docs(ts)))
 
 
 def _docs(texts: Sequence[str]) -> list:

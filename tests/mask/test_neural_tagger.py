@@ -63,6 +63,16 @@ def test_masker_finds_what_the_tiny_model_learned(tiny_detector, precision):
     assert {s.label for s in out[0]} == {"PERSON_NAME"} and out[0][0].source == "neural_tagger"
 
 
+def test_default_precision_gives_the_same_spans_whatever_the_batch(tiny_detector):
+    """A document's spans must not depend on which other documents share its batch."""
+    import inspect
+
+    texts = [f"my name is {n} thanks and " + "so on " * k for k, n in enumerate(["mary", "john", "emma"] * 3)]
+    one = [NeuralTaggerMasker(model=str(tiny_detector), threads=1, batch_size=1).detect(t) for t in texts]
+    assert NeuralTaggerMasker(model=str(tiny_detector), threads=1, batch_size=64).detect_batch(texts) == one
+    assert inspect.signature(NeuralTaggerMasker).parameters["precision"].default == "fp32"
+
+
 def test_masker_cuts_long_texts_into_windows(tiny_detector):
     """A model that calls every piece B-PER: every word of a text ten windows long comes back, in place."""
     import torch
