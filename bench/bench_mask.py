@@ -18,7 +18,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -56,6 +56,8 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=20000, help="utterances to mask (default 20000)")
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--skip-presidio", action="store_true", help="time veil's maskers only")
+    ap.add_argument("--skip-neural", action="store_true", help="leave out the neural tagger rows")
+    ap.add_argument("--neural-model", default=None, help="a detector folder (default: the one shipped with veil)")
     args = ap.parse_args()
     folder = args.data / "switchboard" / "train"
     if not folder.is_dir():
@@ -97,6 +99,9 @@ def main() -> int:
         bench("entity_tagger" + suffix, tagger.detect_batch)
         both = MaskingEngine([tagger, dlp])
         bench("entity_tagger + dlp" + suffix, lambda ts: both.detect(_docs(ts)))
+    del tagger, both
+    if not args.skip_neural:
+        _bench_neural(bench, dlp, args.neural_model)
 
     presidio_rows: list[str] = []
     if not args.skip_presidio:
@@ -121,6 +126,28 @@ def main() -> int:
         ratio = f"{rate / best:6.2f}x" if best else "    -  "
         print(f"{name:<56} {rate:>11,.0f} {seconds:>8.2f} {ratio:>7} {found:>7}")
     return 0
+
+
+def _bench_neural(bench: Callable, dlp: Any, model: str | None) -> None:
+    """The neural tagger alone per precision and batch size (both cores), and combined with dlp / entity_tagger."""
+    from veil.errors import VeilError
+    from veil.mask.engine import MaskingEngine
+    from veil.mask.entity_tagger import EntityTaggerMasker
+    from veil.mask.neural_tagger import NeuralTaggerMasker
+
+    try:
+        NeuralTaggerMasker(model=model)
+    except VeilError as e:
+        print(f"  neural_tagger skipped: {e}", file=sys.stderr)
+        return
+    for precision, batch_size in (("fp32", 32), ("bf16", 32), ("int8", 32), ("int8", 128)):
+        neural = NeuralTaggerMasker(model=model, precision=precision, batch_size=batch_size)
+        bench(f"neural_tagger ({precision}, batch {batch_size}, 2 threads)", neural.detect_batch)
+    neural = NeuralTaggerMasker(model=model)
+    engine = MaskingEngine([neural, dlp])
+    bench("neural_tagger + dlp (int8)", lambda ts: engine.detect(_docs(ts)))
+    engine3 = MaskingEngine([EntityTaggerMasker(), neural, dlp])
+    bench("entity_tagger + neural_tagger + dlp (int8)", lambda ts: engine3.detect(_docs(ts)))
 
 
 def _docs(texts: Sequence[str]) -> list:

@@ -56,6 +56,7 @@ maskers.register("vocab_threshold", "veil.mask.vocab_threshold:VocabThresholdMas
 maskers.register("entity_tagger", "veil.mask.entity_tagger:EntityTaggerMasker")
 maskers.register("dlp", "veil.mask.dlp:DLPMasker")
 maskers.register("quasi", "veil.mask.quasi:QuasiIdentifierMasker")
+maskers.register("neural_tagger", "veil.mask.neural_tagger:NeuralTaggerMasker")
 
 fillers.register("mlm", "veil.fill.mlm:MLMFiller")
 fillers.register("llm", "veil.fill.llm:LLMFiller")

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "finetune": ("veil.cli.finetune", "fine-tune a filler on the corpus (MLM, or LoRA for llm-instruct)"),
     "experiment": ("veil.cli.experiment", "run an experiment grid: mask, fill, adapt an LM, perplexity, report"),
     "audit": ("veil.cli.audit", "privacy audit: residual risk, identifiers, PPMLM, membership inference"),
+    "train-detector": ("veil.cli.train_detector", "fine-tune the case-robust neural entity detector (token classification)"),
     "ls": ("veil.cli.ls", "list registered maskers, fillers, corpus formats and downstream LMs"),
 }
 

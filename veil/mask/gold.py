@@ -223,11 +223,13 @@ FORMATS: dict[str, Callable[[Path], list[GoldDocument]]] = {
 
 
 #: Presidio synthetic records are held out from detector training (and evaluated on) by template:
-#: ``template_id % PRESIDIO_TEMPLATE_BUCKETS < PRESIDIO_HELD_OUT_BUCKETS`` (about 30%). Splitting by
-#: template, not by record, keeps one sentence pattern from being seen in both. The one place this
-#: split is defined: the detector's training data and the benchmarks import it.
-PRESIDIO_TEMPLATE_BUCKETS = 10
-PRESIDIO_HELD_OUT_BUCKETS = 3
+#: ``template_id % PRESIDIO_TEMPLATE_BUCKETS < PRESIDIO_HELD_OUT_BUCKETS`` (a fifth: 141 of 750 records).
+#: Splitting by template, not by record, keeps one sentence pattern from being seen in both. The one
+#: place this split is defined: the detector's training data and the benchmarks import it. The shipped
+#: neural detector (veil/data/detector) was trained on the other templates: a changed rule needs a
+#: retrained detector, or its scores here are on records it has seen.
+PRESIDIO_TEMPLATE_BUCKETS = 5
+PRESIDIO_HELD_OUT_BUCKETS = 1
 
 
 def presidio_heldout(gd: GoldDocument) -> bool:

@@ -7,6 +7,7 @@ from veil.mask.detectors.contact import EmailDetector, IpAddressDetector, PhoneD
 from veil.mask.detectors.numbers import (AgeDetector, CaseCodeDetector, CreditCardDetector, DateDetector, DurationDetector,
                                          MoneyDetector, NumberDetector, QuantityDetector,
                                          StreetAddressDetector, UsSsnDetector)
+from veil.mask.detectors.spoken import SpelledNameDetector, SpokenAddressDetector, SpokenEmailDetector
 from veil.mask.detectors.words import (DictionaryDetector, NonLatinNameDetector, SpelledWordDetector,
                                        TitledNameDetector, UsernameDetector)
 
@@ -28,6 +29,9 @@ DETECTORS: dict[str, type[Detector]] = {
     "street_address": StreetAddressDetector,
     "spelled_word": SpelledWordDetector,
     "username": UsernameDetector,
+    "spelled_name": SpelledNameDetector,
+    "spoken_email": SpokenEmailDetector,
+    "spoken_address": SpokenAddressDetector,
     "titled_name": TitledNameDetector,
     "non_latin_name": NonLatinNameDetector,
 }

@@ -1,0 +1,43 @@
+"""Train stage command: ``veil train-detector --data ../shared/data -o DIR`` fine-tunes the neural entity detector."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from dataclasses import fields
+from pathlib import Path
+
+from veil.errors import VeilError
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from veil.train.detector import DetectorTrainConfig
+
+    p.add_argument("--data", required=True,
+                   help="the shared data folder (conll2003/, wnut17/, tab/, presidio_synth/); held-out "
+                        "parts are never read for training")
+    p.add_argument("-o", "--output", "--out", dest="out", required=True, help="output folder (detector.safetensors + detector.json); "
+                                                "use it with --masker neural_tagger --set neural_tagger.model=OUT")
+    p.add_argument("--progress", default=None, help="append one progress line per log interval to this file")
+    defaults = DetectorTrainConfig()
+    for f in fields(DetectorTrainConfig):
+        p.add_argument("--" + f.name.replace("_", "-"), type=type(getattr(defaults, f.name)),
+                       default=getattr(defaults, f.name), help=f"(default {getattr(defaults, f.name)})")
+
+
+def run(args: argparse.Namespace) -> int:
+    from veil.train.detector import DetectorTrainConfig, train
+
+    data = Path(args.data)
+    if not data.is_dir():
+        raise VeilError(f"no data folder {data}")
+    config = DetectorTrainConfig(**{f.name: getattr(args, f.name) for f in fields(DetectorTrainConfig)})
+    if config.layers < 1 or config.layers > 6:
+        raise VeilError("--layers must be 1 to 6 (MiniLM-L6 has six)")
+    summary = train(config, Path(args.out), data, progress=Path(args.progress) if args.progress else None)
+    log.info("detector saved to %s in %.0f s", args.out, summary["seconds"])
+    print(json.dumps({k: summary[k] for k in ("examples", "windows", "word_pieces", "seconds")}))
+    return 0
