@@ -101,8 +101,8 @@ def test_read_switchboard_persons_are_callers(tmp_path):
 
     docs = read_switchboard(_switchboard(tmp_path / "swb"))
     assert [(d.id, d.person, d.group) for d in docs] == [
-        ("2001:1", "1020", "2001"), ("2001:2", "1044", "2001"), ("2001:3", "1020", "2001"),
-        ("2002:1", "1044", "2002"), ("2002:2", "1077", "2002")]
+        ("2001:A:1", "1020", "2001"), ("2001:B:2", "1044", "2001"), ("2001:A:3", "1020", "2001"),
+        ("2002:A:1", "1044", "2002"), ("2002:B:2", "1077", "2002")]
     assert docs[1].text == "Uh-huh. My dog Rex"
     ind = indirect_identifiers(docs)
     # caller 1044 said "dog" in two conversations: still one person, so an identifier

@@ -19,7 +19,6 @@ Corpora and their persons:
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import logging
 import sys
@@ -60,46 +59,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 # --- corpus readers with a person field ---------------------------------------------------------------
 
-def _find_speakers(root: Path) -> Path:
-    for cand in (root / "speakers" / "call_con_tab.csv", root.parent / "speakers" / "call_con_tab.csv",
-                 root / "call_con_tab.csv"):
-        if cand.is_file():
-            return cand
-    raise VeilError(f"no speakers/call_con_tab.csv found beside {root}; name it with --speakers")
-
-
 def read_switchboard(path: str | Path, speakers: str | Path | None = None) -> list[Document]:
-    """SwDA transcripts -> one ``Document`` per utterance, person = caller id, group = conversation."""
-    root = Path(path)
-    if not root.is_dir():
-        raise InputError(str(root), None, "not a folder of Switchboard transcripts")
-    folder = root / "train" if not any(root.glob("*.txt")) and (root / "train").is_dir() else root
-    files = sorted(folder.glob("*.txt"))
-    if not files:
-        raise InputError(str(folder), None, "no <conversation>.txt transcripts here")
-    spk_path = Path(speakers) if speakers else _find_speakers(root)
-    callers: dict[tuple[str, str], str] = {}
-    with open(spk_path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        need = {"id_conv", "id_caller", "id_speaker"}
-        if not need <= set(reader.fieldnames or ()):
-            raise InputError(str(spk_path), 1, f"header must have columns {sorted(need)}")
-        for row in reader:
-            callers[(row["id_conv"].strip(), row["id_caller"].strip())] = row["id_speaker"].strip()
-    docs: list[Document] = []
-    for fp in files:
-        conv = fp.stem
-        for lineno, line in enumerate(fp.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            side, sep, rest = line.partition("|")
-            text, sep2, _tag = rest.rpartition("|")
-            if not sep or not sep2:
-                raise InputError(str(fp), lineno, "expected 'Speaker|Utterance|DA-tag'")
-            person = callers.get((conv, side.strip()))
-            if person is None:
-                raise InputError(str(fp), lineno, f"conversation {conv} side {side!r} is not in {spk_path}")
-            docs.append(Document(id=f"{conv}:{lineno}", text=text, person=person, group=conv))
+    """SwDA transcripts -> one ``Document`` per utterance, person = caller id (required), group = conversation."""
+    from veil.io.formats import read_switchboard as read
+
+    docs = list(read(path, speakers=speakers, require_person=True))
+    if not docs:
+        raise InputError(str(path), None, "no utterances")
     return docs
 
 

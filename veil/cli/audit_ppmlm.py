@@ -93,43 +93,6 @@ def _csv_text(rows: Iterable[dict], fields: list[str]) -> str:
     return buf.getvalue()
 
 
-def read_switchboard(path: str | Path) -> list:
-    """Switchboard transcripts (``Speaker|Utterance|DA-tag`` lines; file name = conversation id), one
-    Document per utterance, person = the caller id of that conversation side (``call_con_tab.csv``)."""
-    from veil.types import Document
-
-    root = Path(path)
-    train = root / "train" if (root / "train").is_dir() else root
-    speakers = next((p for p in (root / "speakers" / "call_con_tab.csv", root.parent / "speakers" / "call_con_tab.csv")
-                     if p.is_file()), None)
-    if not train.is_dir():
-        raise VeilError(f"{path}: not a Switchboard folder (expected train/*.txt)")
-    if speakers is None:
-        raise VeilError(f"{path}: speakers/call_con_tab.csv not found beside the transcripts")
-    callers: dict[tuple[str, str], str] = {}
-    with open(speakers, encoding="utf-8", newline="") as f:
-        for row in csv.DictReader(f):
-            callers[(row["id_conv"].strip(), row["id_caller"].strip())] = row["id_speaker"].strip()
-    docs = []
-    files = sorted(train.glob("*.txt"))
-    if not files:
-        raise VeilError(f"{train}: no *.txt transcripts")
-    for fp in files:
-        conv = fp.stem
-        with open(fp, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                parts = line.rstrip("\n").split("|")
-                if len(parts) < 2 or not parts[1].strip():
-                    continue
-                side = parts[0].strip()
-                person = callers.get((conv, side))
-                if person is None:
-                    continue
-                docs.append(Document(f"{conv}:{n}", parts[1].strip(), person=person, group=conv,
-                                     meta={"side": side}))
-    return docs
-
-
 def read_corpus(path: str, fmt: str) -> list:
     from veil.registry import readers
 
@@ -141,6 +104,8 @@ def read_corpus(path: str, fmt: str) -> list:
             if fn is not None:
                 return list(fn(path))
     if fmt == "switchboard":
+        from veil.cli.audit_identifiers import read_switchboard
+
         return read_switchboard(path)
     raise VeilError(f"unknown corpus format {fmt!r}; known: {', '.join(readers.names() + ['switchboard'])}")
 

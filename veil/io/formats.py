@@ -224,11 +224,13 @@ def _switchboard_callers(speakers: Path) -> dict[tuple[str, str], str]:
 
 
 def read_switchboard(path: str | Path, fields: Fields | None = None,
-                     speakers: str | Path | None = None) -> Iterator[Document]:
+                     speakers: str | Path | None = None, require_person: bool = False) -> Iterator[Document]:
     """SwDA transcripts: a directory of ``CONV.txt`` files of ``Speaker|Utterance|DA-tag`` lines.
 
     One document per utterance, id ``CONV:SIDE:LINE``, group = conversation, person = the caller
     from ``call_con_tab.csv`` (default: ``../speakers/call_con_tab.csv`` beside the directory).
+    ``require_person`` (the per-person audits): a missing speakers table or a conversation side
+    it does not list is an error, since an utterance without its caller would be audited wrongly.
     """
     path = Path(path)
     if path.is_dir() and not any(path.glob("*.txt")) and (path / "train").is_dir():
@@ -241,6 +243,8 @@ def read_switchboard(path: str | Path, fields: Fields | None = None,
         speakers = guess if guess.exists() else None
     if speakers:
         callers = _switchboard_callers(Path(speakers))
+    elif require_person:
+        raise InputError(str(path), None, "no speakers/call_con_tab.csv found beside the corpus; name it with --speakers")
     else:
         callers = {}
         log.warning("%s: no speakers/call_con_tab.csv found beside the corpus (give --speakers); "
@@ -248,10 +252,14 @@ def read_switchboard(path: str | Path, fields: Fields | None = None,
     for file in files:
         conv = file.stem
         for n, line in iter_lines(file):
+            if not line.strip():
+                continue  # a blank line between utterances is no utterance
             parts = line.split("|")
             if len(parts) < 3:
                 raise InputError(str(file), n, "expected 'Speaker|Utterance|DA-tag'")
             side, tag = parts[0].strip(), parts[-1].strip()
+            if require_person and (conv, side) not in callers:
+                raise InputError(str(file), n, f"conversation {conv} side {side!r} is not in {speakers}")
             text = "|".join(parts[1:-1])
             yield Document(id=f"{conv}:{side}:{n}", text=text, person=callers.get((conv, side)),
                            group=conv, meta={"speaker": side, "da_tag": tag})
