@@ -10,7 +10,7 @@ right, by veil's fill loop; only the back-end differs.
 
 Configurations:
 
-- ``naive``: what a user would write: ``CausalWordScorer.propose_naive`` / ``score_naive``: per
+- ``naive``: what a user would write: ``bench/naive_llm.py`` (``propose_naive`` / ``score_naive``): per
   marker, one forward over the left context for the first-token proposals, one forward per
   extension step of each proposal, then **one full-sentence forward per candidate**; no cache, no
   batching. Runs on the first ``--naive-limit`` utterances (it is slow);
@@ -74,13 +74,14 @@ def masked_workload(limit: int, data: Path):
 
 
 def naive_filler_class():
+    from bench.naive_llm import rank_naive
     from veil.fill.llm import LLMFiller
 
     class NaiveLLMFiller(LLMFiller):
         """The same fill loop with the naive back-end: per-candidate full-sentence forwards."""
 
         def propose_batch(self, texts, targets, k):
-            return self.scorer.rank_naive(texts, targets, k)
+            return rank_naive(self.scorer, texts, targets, k)
 
     return NaiveLLMFiller
 

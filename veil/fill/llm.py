@@ -25,9 +25,8 @@ is shared by all of that marker's candidates; candidates of many markers are sco
 length-sorted batches; the LM head runs only at the positions whose probability is needed. The
 tokenisation of every full sentence is exactly the one a naive scorer uses (each sentence is
 tokenised whole and only its common prefix with the cached left context is reused), so the scores
-equal :meth:`CausalWordScorer.score_naive`'s up to float rounding. ``score_naive`` and
-``propose_naive`` (one forward per sequence, no cache) are kept as the reference for tests and
-``bench/bench_fill_llm_speed.py``.
+equal a naive scorer's up to float rounding (one forward per sequence, no cache: the reference in
+``bench/naive_llm.py``, which the tests and ``bench/bench_fill_llm_speed.py`` compare against).
 """
 
 from __future__ import annotations
@@ -494,54 +493,6 @@ class CausalWordScorer:
             for m, sc in zip(rest, self._score_pre(pre, [contexts[m] for m in rest], [cands[m] for m in rest], rest)):
                 final[m] = sc
         return cands, final  # type: ignore[return-value]
-
-    # ---------------------------------------------------------------- naive reference
-    def score_naive(self, contexts: Sequence[MarkerContext], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
-        """The same scores, the way a user would write it: one full-sentence forward per candidate."""
-        torch = self.torch
-        out = []
-        with torch.no_grad():
-            for c, ws in zip(contexts, candidates):
-                row = []
-                for w in ws:
-                    ids = torch.tensor([self.encode(c.left + w + c.right)], device=self.device)
-                    logits = self.model(input_ids=ids).logits[0].float()
-                    lp = torch.log_softmax(logits[:-1], -1).gather(1, ids[0, 1:, None])[:, 0]
-                    row.append(float(lp.double().sum()))
-                out.append(row)
-        return out
-
-    def propose_naive(self, contexts: Sequence[MarkerContext]) -> list[list[str]]:
-        """The same proposals without any cache or batching: a full forward per extension step."""
-        torch = self.torch
-        out = []
-        with torch.no_grad():
-            for c in contexts:
-                prefix, sp = self._split_left(c.left)
-                logits = self.model(input_ids=torch.tensor([prefix], device=self.device)).logits[0, -1].float()
-                allowed = self.space_start if sp else self.bare_start
-                lp = torch.log_softmax(logits, -1).masked_fill(~allowed, float("-inf"))
-                first = lp.topk(min(self.n_candidates, int(allowed.sum()))).indices.tolist()
-                seen: dict[str, None] = {}
-                for t in first:
-                    toks = [t]
-                    while len(toks) < self.max_word_tokens:
-                        ids = torch.tensor([prefix + toks], device=self.device)
-                        nxt = int(self.model(input_ids=ids).logits[0, -1].argmax())
-                        if not bool(self.cont[nxt]):
-                            break
-                        toks.append(nxt)
-                    w = "".join(self.pieces[x] for x in toks).strip()
-                    if w and WORD_RE.fullmatch(w) and not MARKER_RE.search(w):
-                        seen.setdefault(w, None)
-                out.append(list(seen))
-        return out
-
-    def rank_naive(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], k: int) -> list[list[tuple[str, float]]]:
-        ctx = self.contexts(texts, targets)
-        cands = self.propose_naive(ctx)
-        scores = self.score_naive(ctx, cands)
-        return [_top(c, s, k) for c, s in zip(cands, scores)]
 
 
 def _budget_groups(lengths: Sequence[int], rows_each: int, budget: int, max_group: int | None = None) -> list[list[int]]:
