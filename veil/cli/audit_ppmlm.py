@@ -84,6 +84,16 @@ def _atomic_write(path: Path, text: str | bytes) -> None:
         raise
 
 
+def _save_png(plt: Any, fig: Any, path: Path, written: list[str]) -> None:
+    """Write a matplotlib figure atomically as PNG and note its name."""
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    _atomic_write(path, buf.getvalue())
+    written.append(path.name)
+
+
 def _csv_text(rows: Iterable[dict], fields: list[str]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
@@ -191,12 +201,7 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
     ax.set(xscale="log", yscale="log", xlabel="false-positive rate", ylabel="true-positive rate",
            title="Membership inference (indirect identifiers)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    _atomic_write(out / "roc.png", buf.getvalue())
-    written.append("roc.png")
+    _save_png(plt, fig, out / "roc.png", written)
 
     fig, ax = plt.subplots(figsize=(6, 4))
     markers = "osD^vP*Xh"
@@ -208,12 +213,7 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
     ax.set(xlabel="utility (masked-word accuracy, held-out persons)", ylabel="privacy (share of identifiers never predicted)",
            title="Privacy-utility trade-off")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    _atomic_write(out / "privacy_utility.png", buf.getvalue())
-    written.append("privacy_utility.png")
+    _save_png(plt, fig, out / "privacy_utility.png", written)
 
     fig, ax = plt.subplots(figsize=(5, 4))
     for m, r in results.items():
@@ -224,12 +224,7 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
     ax.set(xscale="log", xlabel="repetitions of the identifier in the training text",
            ylabel="cumulative predictions of identifiers", title="Regurgitation")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    _atomic_write(out / "regurgitation.png", buf.getvalue())
-    written.append("regurgitation.png")
+    _save_png(plt, fig, out / "regurgitation.png", written)
     return written
 
 

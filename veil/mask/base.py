@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
+from veil.errors import VeilError
 from veil.types import Span
+
+
+def choose(masker: str, option: str, value: Iterable[str] | str, known: Sequence[str]) -> list[str]:
+    """A masker option naming some of ``known`` (``"a,b"`` or a list); an unknown name is an error."""
+    names = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise VeilError(f"{masker}: unknown {option}(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    return names
 
 
 class Masker:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from veil.errors import VeilError
-from veil.mask.base import Masker
+from veil.mask.base import Masker, choose
 from veil.mask.detectors import DEFAULT_DETECTORS, DETECTORS, Detector, DictionaryDetector
 from veil.mask.detectors.words import read_dictionary
 from veil.textutil import normalise_surface
@@ -43,12 +43,7 @@ class DLPMasker(Masker):
     def __init__(self, detectors: Iterable[str] = DEFAULT_DETECTORS, exclude: Iterable[str] = (),
                  exclude_file: str | Path | None = None, dictionary: Mapping[str, str] | None = None,
                  dictionary_file: str | Path | None = None, min_score: float = 0.5) -> None:
-        if isinstance(detectors, str):
-            detectors = [d.strip() for d in detectors.split(",") if d.strip()]
-        names = list(detectors)
-        unknown = [d for d in names if d not in DETECTORS]
-        if unknown:
-            raise VeilError(f"dlp: unknown detector(s) {', '.join(unknown)}; choose from {', '.join(DETECTORS)}")
+        names = choose("dlp", "detector", detectors, list(DETECTORS))
         self.detectors: list[Detector] = [DETECTORS[d]() for d in names]
         terms = dict(dictionary or {})
         if dictionary_file is not None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from veil.errors import VeilError
-from veil.mask.base import Masker
+from veil.mask.base import Masker, choose
 from veil.types import Span
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "quasi"
@@ -99,12 +99,7 @@ class QuasiIdentifierMasker(Masker):
     name = "quasi"
 
     def __init__(self, sources: Iterable[str] = SOURCES, terms_file: str | Path | None = None) -> None:
-        if isinstance(sources, str):
-            sources = [s.strip() for s in sources.split(",") if s.strip()]
-        sources = list(sources)
-        unknown = [s for s in sources if s not in SOURCES]
-        if unknown:
-            raise VeilError(f"quasi: unknown source(s) {', '.join(unknown)}; choose from {', '.join(SOURCES)}")
+        sources = choose("quasi", "source", sources, list(SOURCES))
         terms: dict[str, str] = {}  # lower-case term -> label
         if "nationalities" in sources:
             terms.update({t.lower(): "NATIONALITY" for t in nationalities()})
