@@ -103,8 +103,12 @@ def _minilm_fit_predict(s: Any, train: Sequence[tuple[str, str]], y: Sequence[in
 
     from veil.train.loop import optimise
 
+    from veil.models.smollm2 import resolve_device
+
+    device = resolve_device(s.device)
     torch.manual_seed(seed)
     model, tok = load_classifier(s.model, n_classes)
+    model.to(device)
     use_context = s.context != "none"
     feats = encode(tok, train, s.max_length, use_context)
     labels = list(y)
@@ -121,8 +125,8 @@ def _minilm_fit_predict(s: Any, train: Sequence[tuple[str, str]], y: Sequence[in
 
     def loss_of(batch: tuple[list[dict[str, Any]], list[int]]) -> Any:
         x, yb = batch
-        inputs = tok.pad(x, return_tensors="pt")
-        return model(**inputs, labels=torch.tensor(yb)).loss
+        inputs = tok.pad(x, return_tensors="pt").to(device)
+        return model(**inputs, labels=torch.tensor(yb, device=device)).loss
 
     no_decay = ("bias", "LayerNorm.weight")
     groups = [{"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
@@ -148,7 +152,7 @@ def predict(model: Any, tok: Any, feats: Sequence[dict[str, Any]], batch_size: i
     with torch.inference_mode():
         for i in range(0, len(order), batch_size):
             idx = order[i:i + batch_size]
-            logits = model(**tok.pad([feats[j] for j in idx], return_tensors="pt")).logits
+            logits = model(**tok.pad([feats[j] for j in idx], return_tensors="pt").to(model.device)).logits
             for j, p in zip(idx, logits.argmax(-1).tolist()):
                 out[j] = int(p)
     return out

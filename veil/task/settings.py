@@ -32,6 +32,7 @@ class TaskSettings:
     seeds: int = 1  # fine-tuning runs per variant (seed, seed+1, ...): mean ± standard deviation
     seed: int | None = None  # None: the experiment's seed
     threads: int | None = None  # torch threads (None: torch's default)
+    device: str | None = None  # cpu / cuda (None: a GPU when present)
 
     @classmethod
     def from_dict(cls, d: Any) -> "TaskSettings":
@@ -78,13 +79,15 @@ class TaskSettings:
             raise VeilError(f"task.seed must be an integer (got {self.seed!r})")
         if not isinstance(self.label_field, str) or not self.label_field:
             raise VeilError("task.label_field must name a document field (e.g. da_tag)")
+        if self.device is not None and not (isinstance(self.device, str) and self.device.startswith(("cpu", "cuda"))):
+            raise VeilError(f"task.device must be cpu or cuda[:N] (got {self.device!r})")
         if self.model is not None and self.classifier != "minilm":
             raise VeilError("task.model applies to classifier: minilm only")
 
     def training_settings(self) -> dict[str, Any]:
         """What the trained classifier depends on (part of the stage's cache key; seeds and threads are not)."""
         d = asdict(self)
-        for k in ("seeds", "seed", "threads"):
+        for k in ("seeds", "seed", "threads", "device"):
             d.pop(k)
         if self.classifier == "tfidf":  # settings of the encoder's fine-tuning do not apply
             for k in ("model", "epochs", "batch_size", "lr", "weight_decay", "max_length"):
