@@ -29,6 +29,9 @@ def test_decode(labels, offsets, expected):
     ("o'brien said", 0, 1, "o'brien"),
     ("john smith", 0, 10, "john smith"),
     ("call bob.", 5, 8, "bob"),
+    ("zip 94110, card", 4, 10, "94110"),  # sentence punctuation at either end is left out
+    ("say “anna” now", 4, 10, "anna"),
+    ("1111, expiring", 0, 5, "1111"),
 ])
 def test_widen_to_whole_words(text, start, end, expected):
     s, e = widen(text, start, end)
@@ -52,8 +55,9 @@ def tiny_detector(tmp_path_factory) -> Path:
     return out
 
 
-def test_masker_finds_what_the_tiny_model_learned(tiny_detector):
-    masker = NeuralTaggerMasker(model=str(tiny_detector), threads=1, batch_size=2)
+@pytest.mark.parametrize("precision", ["int8", "fp32"])
+def test_masker_finds_what_the_tiny_model_learned(tiny_detector, precision):
+    masker = NeuralTaggerMasker(model=str(tiny_detector), precision=precision, batch_size=2)
     texts = ["my name is mary thanks", "", "my name is mary thanks", "My name is John thanks"]
     out = masker.detect_batch(texts)
     assert [texts[0][s.start:s.end] for s in out[0]] == ["mary"]
@@ -62,14 +66,16 @@ def test_masker_finds_what_the_tiny_model_learned(tiny_detector):
     assert {s.label for s in out[0]} == {"PERSON_NAME"} and out[0][0].source == "neural_tagger"
 
 
-def test_default_precision_gives_the_same_spans_whatever_the_batch(tiny_detector):
-    """A document's spans must not depend on which other documents share its batch."""
+@pytest.mark.parametrize("precision", ["int8", "fp32"])
+def test_spans_do_not_depend_on_the_batch(tiny_detector, precision):
+    """A document's spans must not depend on which other documents share its batch (int8 too: its
+    activation scales are calibrated once, not measured per batch)."""
     import inspect
 
     texts = [f"my name is {n} thanks and " + "so on " * k for k, n in enumerate(["mary", "john", "emma"] * 3)]
-    one = [NeuralTaggerMasker(model=str(tiny_detector), threads=1, batch_size=1).detect(t) for t in texts]
-    assert NeuralTaggerMasker(model=str(tiny_detector), threads=1, batch_size=64).detect_batch(texts) == one
-    assert inspect.signature(NeuralTaggerMasker).parameters["precision"].default == "fp32"
+    one = [NeuralTaggerMasker(model=str(tiny_detector), precision=precision, batch_size=1).detect(t) for t in texts]
+    assert NeuralTaggerMasker(model=str(tiny_detector), precision=precision, batch_size=64).detect_batch(texts) == one
+    assert inspect.signature(NeuralTaggerMasker).parameters["precision"].default == "int8"
 
 
 def test_masker_cuts_long_texts_into_windows(tiny_detector):

@@ -26,8 +26,10 @@ from veil.errors import VeilError
 from veil.mask.base import Masker
 from veil.types import Span
 
-PRECISIONS = ("fp32",)
+PRECISIONS = ("int8", "fp32")
 _WORD_CHAR = re.compile(r"[\w'’]")
+#: sentence punctuation a span neither starts nor ends with ("94110," masks the number, not the comma)
+_EDGE_PUNCT = " \t\n,;:!?\"“”"
 
 
 @lru_cache(maxsize=4)
@@ -37,11 +39,13 @@ def load_detector(path: str | None, precision: str, threads: int) -> tuple[Any, 
 
     import onnxruntime as ort
 
-    from veil.train.detector import META_FILE, ONNX_FILE, PACKAGED_DIR, load_tokenizer, word_embeddings
+    from veil.train.detector import (META_FILE, ONNX_FILE, ONNX_INT8_FILE, PACKAGED_DIR, load_tokenizer,
+                                     word_embeddings)
 
     folder = Path(path) if path else PACKAGED_DIR
-    if not (folder / META_FILE).is_file() or not (folder / ONNX_FILE).is_file():
-        raise VeilError(f"no trained detector in {folder} (need {META_FILE} and {ONNX_FILE}); "
+    network = folder / (ONNX_INT8_FILE if precision == "int8" else ONNX_FILE)
+    if not (folder / META_FILE).is_file() or not network.is_file():
+        raise VeilError(f"no trained detector in {folder} (need {META_FILE} and {network.name}); "
                         f"train one with `veil train-detector --out {folder}`")
     meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
     options = ort.SessionOptions()
@@ -49,7 +53,7 @@ def load_detector(path: str | None, precision: str, threads: int) -> tuple[Any, 
     options.inter_op_num_threads = 1
     # no busy-waiting between batches: the other maskers run on the same cores right after
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    session = ort.InferenceSession(str(folder / ONNX_FILE), options, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(str(network), options, providers=["CPUExecutionProvider"])
     return session, word_embeddings(meta, folder), load_tokenizer(), meta
 
 
@@ -80,16 +84,20 @@ def decode(labels: Sequence[str], offsets: Sequence[tuple[int, int]], probs: Seq
 
 
 def widen(text: str, start: int, end: int) -> tuple[int, int]:
-    """Grow a span to whole words (a tagged word piece masks its word)."""
+    """Grow a span to whole words (a tagged word piece masks its word), without sentence punctuation at its ends."""
     while start > 0 and _WORD_CHAR.match(text[start - 1]) and _WORD_CHAR.match(text[start]):
         start -= 1
     while end < len(text) and _WORD_CHAR.match(text[end]) and _WORD_CHAR.match(text[end - 1]):
         end += 1
+    while start < end and text[start] in _EDGE_PUNCT:
+        start += 1
+    while end > start and (text[end - 1] in _EDGE_PUNCT or text[end - 1] == "." and end == len(text)):
+        end -= 1
     return start, end
 
 
 class NeuralTaggerMasker(Masker):
-    """``NeuralTaggerMasker(model=None, precision="fp32", batch_size=64, threads=2, types=None, o_threshold=0.5)``.
+    """``NeuralTaggerMasker(model=None, precision="int8", batch_size=64, threads=1, types=None, o_threshold=0.5)``.
 
     ``model`` is a folder written by ``veil train-detector`` (default: the detector shipped with
     veil); ``types`` keeps only some of its types (e.g. ``"PER,ORG,LOC"``); a word piece counts as
@@ -100,8 +108,8 @@ class NeuralTaggerMasker(Masker):
     name = "neural_tagger"
     releases_gil = True  # tokenizers and onnxruntime run outside the GIL: the engine overlaps it with dlp
 
-    def __init__(self, model: str | None = None, precision: str = "fp32", batch_size: int = 64,
-                 threads: int = 2, max_length: int = 128, types: Sequence[str] | str | None = None,
+    def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 64,
+                 threads: int = 1, max_length: int = 128, types: Sequence[str] | str | None = None,
                  o_threshold: float = 0.5) -> None:
         if precision not in PRECISIONS:
             raise VeilError(f"neural_tagger: precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
@@ -181,5 +189,7 @@ class NeuralTaggerMasker(Masker):
                 if kind not in self.types:
                     continue
                 s, e = widen(text, s, e)
+                if s == e:
+                    continue
                 found[u].append(Span(s, e, self.type_to_label.get(kind, kind), self.name, round(score, 4)))
         return [list(found[unique[t]]) if t in unique else [] for t in texts]
