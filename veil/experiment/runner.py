@@ -52,7 +52,7 @@ def _take(source: Any, c: CorpusSpec) -> list[Any]:
     docs = []
     seen = 0
     for d in source:
-        if count_words(d.text) < c.min_words:
+        if count_words(d.text) < c.min_words or any(x in d.text for x in c.exclude_containing):
             continue
         seen += 1
         if seen <= c.skip:
