@@ -80,6 +80,7 @@ class ExperimentSpec:
     # report would then hold the corpus's private text (the demo's corpus is synthetic)
     report_examples: int = 0
     keep: list[str] = field(default_factory=list)  # corpus mark-up never masked (PTB's <unk>)
+    task: Any = None  # veil.task.settings.TaskSettings: a task evaluation beside perplexity (None: none)
 
     @property
     def methods(self) -> list[str]:
@@ -196,7 +197,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
 
     base = path.resolve().parent
     known = {"name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
-             "cache", "report", "keep"}
+             "cache", "report", "keep", "task"}
     unknown = set(raw) - known
     if unknown:
         raise VeilError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -242,4 +243,13 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         techniques={t: dict(o or {}) for t, o in techs.items()}, variants=variants, lm=dict(raw.get("lm") or {}),
         style=style, seed=int(raw.get("seed", 0)),
         cache=resolve_path(raw["cache"], base) if raw.get("cache") else None, report_extra=extra, keep=keep,
-        report_examples=examples)
+        report_examples=examples, task=_task(raw))
+
+
+def _task(raw: dict[str, Any]) -> Any:
+    """``task:`` (a mapping, or empty for the defaults; ``false`` for none) as TaskSettings."""
+    if "task" not in raw or raw["task"] is False:
+        return None
+    from veil.task.settings import TaskSettings
+
+    return TaskSettings.from_dict(raw["task"])
