@@ -52,7 +52,7 @@ def _take(source: Any, c: CorpusSpec) -> list[Any]:
     docs = []
     seen = 0
     for d in source:
-        if count_words(d.text) < c.min_words:
+        if count_words(d.text) < c.min_words or any(x in d.text for x in c.exclude_containing):
             continue
         seen += 1
         if seen <= c.skip:
@@ -198,6 +198,10 @@ class ExperimentRunner:
         from veil.train import lm
 
         s = self.lm
+        if s.model:  # a pre-trained model: nothing to pre-train; the stage names the model to load
+            key = {"model": s.model}
+            return self.cache.run("pretrain", stable_hash(key), key,
+                                  lambda tmp: lm.save_pretrained_reference(s.model, tmp) or {"model": s.model})
         settings = {"corpus": h, **({"arch": s.arch} if s.arch != "gpt2" else {}),  # (gpt2 keys predate arch)
                     "n_layer": s.n_layer, "n_embd": s.n_embd, "n_head": s.n_head, "context": s.context,
                     "vocab_size": s.vocab_size, "tokenizer": s.tokenizer, "dropout": s.dropout, "seed": s.seed,
@@ -399,12 +403,13 @@ class ExperimentRunner:
         settings = {"pretrain": pre_key, "texts": texts_hash(texts), "mask_loss_weight": mask_loss_weight,
                     **self._tokenization(),
                     "epochs": s.finetune_epochs, "lr": s.finetune_lr, "batch_size": s.batch_size, "seed": s.seed,
-                    "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps}
+                    "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps, **s.adaptation_key()}
 
         def work(tmp: Path) -> dict[str, Any]:
             import torch
 
             model, vocab = lm.load(pre_dir)
+            model = lm.adaptable(model, s)
             torch.manual_seed(s.seed)
             info = lm.train(model, vocab, texts, s, epochs=s.finetune_epochs, lr=s.finetune_lr,
                             mask_loss_weight=mask_loss_weight, desc=f"fine-tune {label}", progress=self.progress)
@@ -416,7 +421,8 @@ class ExperimentRunner:
     def evaluate(self, ft_dir: Path, ft_key: str, test: list[str], test_key: str, label: str) -> dict[str, Any]:
         from veil.train import lm
 
-        settings = {"lm": ft_key, "test": test_key, "context": self.lm.context, **self._tokenization()}
+        settings = {"lm": ft_key, "test": test_key, "context": self.lm.context, **self._tokenization(),
+                    **({"precision": self.lm.precision} if self.lm.precision != "fp32" else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
             model, vocab = lm.load(ft_dir)
@@ -431,7 +437,7 @@ class ExperimentRunner:
         """Part of the LM stages' keys: the BPE stream changed with ``BPEVocab.TOKENIZATION`` 2 (the
         pre-training key carries it only for a corpus holding ``[MASK]`` or ``<unk>``: the streams of
         other corpora did not change, and their pre-trained models stay valid)."""
-        if self.lm.tokenizer != "bpe":
+        if self.lm.tokenizer != "bpe" or self.lm.model:
             return {}
         from veil.train.tokenizer import BPEVocab
 
@@ -441,12 +447,15 @@ class ExperimentRunner:
     def run(self) -> list[dict[str, Any]]:
         spec = self.spec
         self.out.mkdir(parents=True, exist_ok=True)
-        if spec.pretrain is None:
+        if spec.pretrain is None and not self.lm.model:
             raise VeilError(f"{spec.source}: 'pretrain' (a generic corpus for the downstream LM) is required")
+        if spec.pretrain is not None and self.lm.model:
+            raise VeilError(f"{spec.source}: lm.model {self.lm.model!r} is already pre-trained: remove 'pretrain' "
+                            "(on the command line: --set pretrain=null)")
         train_docs, train_h = self.corpus("train", spec.train)
         test_docs, test_h = self.corpus("test", spec.test)
         test = [d.text for d in test_docs]
-        pre_docs, pre_h = self.corpus("pretrain", spec.pretrain)
+        pre_docs, pre_h = self.corpus("pretrain", spec.pretrain) if spec.pretrain else ([], "")
         pre_dir, pre_meta = self.pretrain([d.text for d in pre_docs], pre_h)
         pre_key, pre_s = pre_meta["key"], pre_meta["seconds"]
         train_words = sum(count_words(d.text) for d in train_docs)
@@ -455,7 +464,10 @@ class ExperimentRunner:
                 "pretrain_s": pre_s}
         rows: list[dict[str, Any]] = []
 
-        def lm_row(tech: str, v: Variant, texts: list[str], mask_weight: float, extra: dict[str, Any]) -> None:
+        task = self._task(train_docs, test_docs)
+
+        def lm_row(tech: str, v: Variant, texts: list[str], mask_weight: float, extra: dict[str, Any],
+                   records: Path | None = None) -> None:
             before = len(self.cache.computed)
             label = f"{tech or 'oracle'}/{v.name}"
             ppls, ft_s, ev_s, lm_dir = [], 0.0, 0.0, ""
@@ -469,6 +481,8 @@ class ExperimentRunner:
                 ft_s, ev_s = ft_s + ft_meta["seconds"], ev_s + ev["seconds"]
             row = {**base, "technique": tech, "method": v.name, "perplexity": sum(ppls) / len(ppls),
                    "perplexity_seeds": ppls, "lm_finetune_s": ft_s, "evaluate_s": ev_s, "lm_dir": lm_dir, **extra}
+            if task is not None:  # the task classifier on the same training text
+                row.update(task.columns(label, v, texts, records))
             row["computed"] = len(self.cache.computed) - before + extra.get("computed", 0)
             rows.append(row)
             self._write(rows)
@@ -497,7 +511,8 @@ class ExperimentRunner:
                 if v.data == "masked":
                     if masked_texts is None:
                         masked_texts = [lm_text_of_masked(t) for t in read_texts(mdir / "masked.jsonl")]
-                    lm_row(tech, v, masked_texts, v.mask_loss_weight, {**mask_info, "computed": mask_computed})
+                    lm_row(tech, v, masked_texts, v.mask_loss_weight, {**mask_info, "computed": mask_computed},
+                           mdir / "masked.jsonl")
                 else:
                     b = len(self.cache.computed)
                     fdir, fmeta = self.fill(v, tech, mdir, mmeta["key"])
@@ -505,7 +520,7 @@ class ExperimentRunner:
                     texts = read_texts(fdir / "filled.jsonl")
                     lm_row(tech, v, texts, v.mask_loss_weight,
                            {**mask_info, "fill_s": fmeta["seconds"], "filler_ft_s": fmeta.get("filler_ft_s", 0.0),
-                            "computed": mask_computed + len(self.cache.computed) - b})
+                            "computed": mask_computed + len(self.cache.computed) - b}, fdir / "filled.jsonl")
                 mask_computed = 0
         examples = None
         if spec.report_examples:
@@ -514,6 +529,14 @@ class ExperimentRunner:
             examples = collect_examples(train_docs, self._masked_files, self._filled_files, spec.report_examples)
         self._write(rows, final=True, examples=examples)
         return rows
+
+    def _task(self, train_docs: list[Any], test_docs: list[Any]) -> Any:
+        """The task evaluation of the experiment file's ``task:`` (:mod:`veil.task.stage`), None without one."""
+        if self.spec.task is None:
+            return None
+        from veil.task.stage import TaskStage
+
+        return TaskStage(self.spec.task, self.cache, train_docs, test_docs, self.spec.seed, self.progress)
 
     def _write(self, rows: list[dict[str, Any]], final: bool = False,
                examples: list[dict[str, Any]] | None = None) -> None:

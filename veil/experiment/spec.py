@@ -37,10 +37,12 @@ class CorpusSpec:
     limit: int | None = None
     skip: int = 0
     min_words: int = 1
+    exclude_containing: list[str] = field(default_factory=list)  # documents holding any of these are skipped
 
     def settings(self) -> dict[str, Any]:
         return {"path": str(self.path), "format": self.format, "fields": self.fields, "limit": self.limit,
-                "skip": self.skip, "min_words": self.min_words}
+                "skip": self.skip, "min_words": self.min_words,
+                **({"exclude_containing": self.exclude_containing} if self.exclude_containing else {})}
 
 
 @dataclass
@@ -78,6 +80,7 @@ class ExperimentSpec:
     # report would then hold the corpus's private text (the demo's corpus is synthetic)
     report_examples: int = 0
     keep: list[str] = field(default_factory=list)  # corpus mark-up never masked (PTB's <unk>)
+    task: Any = None  # veil.task.settings.TaskSettings: a task evaluation beside perplexity (None: none)
 
     @property
     def methods(self) -> list[str]:
@@ -100,7 +103,7 @@ def _corpus(d: Any, what: str, base: Path) -> CorpusSpec:
         d = {"path": d}
     if not isinstance(d, dict) or "path" not in d:
         raise VeilError(f"{what}: needs a path (and optionally format, fields, limit, skip)")
-    unknown = set(d) - {"path", "format", "fields", "limit", "skip", "min_words"}
+    unknown = set(d) - {"path", "format", "fields", "limit", "skip", "min_words", "exclude_containing"}
     if unknown:
         raise VeilError(f"{what}: unknown key(s) {', '.join(sorted(unknown))}")
     path = resolve_path(d["path"], base)
@@ -109,8 +112,13 @@ def _corpus(d: Any, what: str, base: Path) -> CorpusSpec:
     limit = d.get("limit")
     if limit is not None and (not isinstance(limit, int) or limit < 1):
         raise VeilError(f"{what}: limit must be a positive integer")
+    exclude = d.get("exclude_containing") or []
+    if isinstance(exclude, str):
+        exclude = [exclude]
+    if not isinstance(exclude, list) or not all(isinstance(x, str) and x for x in exclude):
+        raise VeilError(f"{what}: exclude_containing must be a list of strings (e.g. ['<unk>'])")
     return CorpusSpec(path, d.get("format"), dict(d.get("fields") or {}), limit, int(d.get("skip", 0)),
-                      int(d.get("min_words", 1)))
+                      int(d.get("min_words", 1)), exclude)
 
 
 def _variant(d: Any, i: int) -> Variant:
@@ -189,7 +197,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
 
     base = path.resolve().parent
     known = {"name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
-             "cache", "report", "keep"}
+             "cache", "report", "keep", "task"}
     unknown = set(raw) - known
     if unknown:
         raise VeilError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -235,4 +243,13 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         techniques={t: dict(o or {}) for t, o in techs.items()}, variants=variants, lm=dict(raw.get("lm") or {}),
         style=style, seed=int(raw.get("seed", 0)),
         cache=resolve_path(raw["cache"], base) if raw.get("cache") else None, report_extra=extra, keep=keep,
-        report_examples=examples)
+        report_examples=examples, task=_task(raw))
+
+
+def _task(raw: dict[str, Any]) -> Any:
+    """``task:`` (a mapping, or empty for the defaults; ``false`` for none) as TaskSettings."""
+    if "task" not in raw or raw["task"] is False:
+        return None
+    from veil.task.settings import TaskSettings
+
+    return TaskSettings.from_dict(raw["task"])

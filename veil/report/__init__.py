@@ -24,7 +24,11 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
     atomic_write(out / "results.csv", to_csv(rows))
     md = to_markdown(rows, methods, techniques, title)
     times = wall_times_markdown(rows)
-    atomic_write(out / "results.md", md + "\n### Wall time per stage (seconds, when computed)\n\n" + times)
+    from veil.task.stage import task_markdown
+
+    task_md = task_markdown(rows, methods, techniques, getattr(spec, "task", None))
+    atomic_write(out / "results.md", md + (f"\n{task_md}" if task_md else "")
+                 + "\n### Wall time per stage (seconds, when computed)\n\n" + times)
     if html:
         from veil.report.html import describe_method, extra_sections, method_colours, noise_note, plots, render_html
 
@@ -45,5 +49,5 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
                     f["colour"] = colours.get(f["method"], "#888")
         page = render_html(title=title, results_md=md, times_md=times, figures=plots(rows, methods, techniques, colours),
                            audit=extra_sections(extra_files), legend=legend, techniques=techniques,
-                           noise=noise_note(rows), examples=examples or [], notes=notes)
+                           noise=noise_note(rows), examples=examples or [], notes=notes, task_md=task_md)
         atomic_write(out / "report.html", page)
