@@ -78,6 +78,7 @@ class ExperimentSpec:
     # report would then hold the corpus's private text (the demo's corpus is synthetic)
     report_examples: int = 0
     keep: list[str] = field(default_factory=list)  # corpus mark-up never masked (PTB's <unk>)
+    asr: Any = None  # veil.asr.settings.ASRSettings: the LM-fused ASR evaluation (WER), when the file has asr:
 
     @property
     def methods(self) -> list[str]:
@@ -189,7 +190,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
 
     base = path.resolve().parent
     known = {"name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
-             "cache", "report", "keep"}
+             "cache", "report", "keep", "asr"}
     unknown = set(raw) - known
     if unknown:
         raise VeilError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -228,6 +229,13 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
     style = raw.get("style", "mask")
     if style not in ("mask", "typed", "numbered"):
         raise VeilError(f"{path}: style must be mask, typed or numbered")
+    asr = None
+    if raw.get("asr") is not None:
+        from veil.asr.settings import ASRSettings
+
+        if not isinstance(raw["asr"], dict):
+            raise VeilError(f"{path}: asr must be a mapping (speech, voices, rates, sentences, dev, ...)")
+        asr = ASRSettings.from_dict(raw["asr"])
     return ExperimentSpec(
         name=str(raw.get("name") or path.stem), source=path, train=_corpus(raw["train"], "train", base),
         test=_corpus(raw["test"], "test", base),
@@ -235,4 +243,4 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         techniques={t: dict(o or {}) for t, o in techs.items()}, variants=variants, lm=dict(raw.get("lm") or {}),
         style=style, seed=int(raw.get("seed", 0)),
         cache=resolve_path(raw["cache"], base) if raw.get("cache") else None, report_extra=extra, keep=keep,
-        report_examples=examples)
+        report_examples=examples, asr=asr)
