@@ -424,7 +424,10 @@ class ExperimentRunner:
                 "pretrain_s": pre_s}
         rows: list[dict[str, Any]] = []
 
-        def lm_row(tech: str, v: Variant, texts: list[str], mask_weight: float, extra: dict[str, Any]) -> None:
+        task = self._task(train_docs, test_docs)
+
+        def lm_row(tech: str, v: Variant, texts: list[str], mask_weight: float, extra: dict[str, Any],
+                   records: Path | None = None) -> None:
             before = len(self.cache.computed)
             label = f"{tech or 'oracle'}/{v.name}"
             ppls, ft_s, ev_s, lm_dir = [], 0.0, 0.0, ""
@@ -438,6 +441,8 @@ class ExperimentRunner:
                 ft_s, ev_s = ft_s + ft_meta["seconds"], ev_s + ev["seconds"]
             row = {**base, "technique": tech, "method": v.name, "perplexity": sum(ppls) / len(ppls),
                    "perplexity_seeds": ppls, "lm_finetune_s": ft_s, "evaluate_s": ev_s, "lm_dir": lm_dir, **extra}
+            if task is not None:  # the task classifier on the same training text
+                row.update(task.columns(label, v, texts, records))
             row["computed"] = len(self.cache.computed) - before + extra.get("computed", 0)
             rows.append(row)
             self._write(rows)
@@ -466,7 +471,8 @@ class ExperimentRunner:
                 if v.data == "masked":
                     if masked_texts is None:
                         masked_texts = [lm_text_of_masked(t) for t in read_texts(mdir / "masked.jsonl")]
-                    lm_row(tech, v, masked_texts, v.mask_loss_weight, {**mask_info, "computed": mask_computed})
+                    lm_row(tech, v, masked_texts, v.mask_loss_weight, {**mask_info, "computed": mask_computed},
+                           mdir / "masked.jsonl")
                 else:
                     b = len(self.cache.computed)
                     fdir, fmeta = self.fill(v, tech, mdir, mmeta["key"])
@@ -474,7 +480,7 @@ class ExperimentRunner:
                     texts = read_texts(fdir / "filled.jsonl")
                     lm_row(tech, v, texts, v.mask_loss_weight,
                            {**mask_info, "fill_s": fmeta["seconds"], "filler_ft_s": fmeta.get("filler_ft_s", 0.0),
-                            "computed": mask_computed + len(self.cache.computed) - b})
+                            "computed": mask_computed + len(self.cache.computed) - b}, fdir / "filled.jsonl")
                 mask_computed = 0
         if spec.asr is not None:  # the paper's WER table: every row's LM fused into the recogniser
             rows.append(self._asr(rows, test, pre_dir, pre_key, [d.text for d in train_docs]))
@@ -500,6 +506,14 @@ class ExperimentRunner:
         ev = ASREvaluation(self.spec.asr, self.cache, self.spec.source.resolve().parent, self.spec.seed, self.lm,
                            self.progress)
         return ev.add_wer(rows, test, self.cache.root, oracle_lm)
+
+    def _task(self, train_docs: list[Any], test_docs: list[Any]) -> Any:
+        """The task evaluation of the experiment file's ``task:`` (:mod:`veil.task.stage`), None without one."""
+        if self.spec.task is None:
+            return None
+        from veil.task.stage import TaskStage
+
+        return TaskStage(self.spec.task, self.cache, train_docs, test_docs, self.spec.seed, self.progress)
 
     def _write(self, rows: list[dict[str, Any]], final: bool = False,
                examples: list[dict[str, Any]] | None = None) -> None:

@@ -79,6 +79,7 @@ class ExperimentSpec:
     report_examples: int = 0
     keep: list[str] = field(default_factory=list)  # corpus mark-up never masked (PTB's <unk>)
     asr: Any = None  # veil.asr.settings.ASRSettings: the LM-fused ASR evaluation (WER), when the file has asr:
+    task: Any = None  # veil.task.settings.TaskSettings: a task evaluation beside perplexity (None: none)
 
     @property
     def methods(self) -> list[str]:
@@ -190,7 +191,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
 
     base = path.resolve().parent
     known = {"name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
-             "cache", "report", "keep", "asr"}
+             "cache", "report", "keep", "asr", "task"}
     unknown = set(raw) - known
     if unknown:
         raise VeilError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -230,7 +231,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
     if style not in ("mask", "typed", "numbered"):
         raise VeilError(f"{path}: style must be mask, typed or numbered")
     asr = None
-    if raw.get("asr") is not None:
+    if raw.get("asr") not in (None, False):  # asr: false (or null) runs no ASR evaluation
         from veil.asr.settings import ASRSettings
 
         if not isinstance(raw["asr"], dict):
@@ -243,4 +244,13 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         techniques={t: dict(o or {}) for t, o in techs.items()}, variants=variants, lm=dict(raw.get("lm") or {}),
         style=style, seed=int(raw.get("seed", 0)),
         cache=resolve_path(raw["cache"], base) if raw.get("cache") else None, report_extra=extra, keep=keep,
-        report_examples=examples, asr=asr)
+        report_examples=examples, asr=asr, task=_task(raw))
+
+
+def _task(raw: dict[str, Any]) -> Any:
+    """``task:`` (a mapping, or empty for the defaults; ``false`` for none) as TaskSettings."""
+    if "task" not in raw or raw["task"] is False:
+        return None
+    from veil.task.settings import TaskSettings
+
+    return TaskSettings.from_dict(raw["task"])
