@@ -132,3 +132,18 @@ def test_sentence_logprobs_match_the_perplexity_stream_and_do_not_depend_on_batc
     batched = lm.sentence_logprobs(model, vocab, texts, s)
     single = [lm.sentence_logprobs(model, vocab, [t], s)[0] for t in texts]
     assert batched == pytest.approx(single, rel=1e-4) and all(math.isfinite(x) and x < 0 for x in batched)
+
+
+def test_sentence_logprobs_with_a_pretrained_models_own_tokenizer():
+    """The SmolLM2-style downstream LM (``lm.model``): its tokenizer, pad = eos, same scores batched or not."""
+    from veil.models.smollm2 import build_tiny_causal_lm
+    from veil.train import lm
+
+    texts = sentences(6, 7)
+    model, tok = build_tiny_causal_lm(texts, vocab_size=300, hidden_size=32)
+    vocab = lm.CausalLMTokens(tok, "tiny")
+    s = lm.LMSettings.from_dict({"context": 16, "batch_size": 4})
+    stream = sum(float(x.sum()) for x in lm.stream_nll(model, vocab, texts[:1], s))
+    assert lm.sentence_logprobs(model, vocab, texts[:1], s)[0] == pytest.approx(-stream, rel=1e-5)
+    batched = lm.sentence_logprobs(model, vocab, texts, s)
+    assert batched == pytest.approx([lm.sentence_logprobs(model, vocab, [t], s)[0] for t in texts], rel=1e-4)

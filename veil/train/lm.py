@@ -444,7 +444,7 @@ def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[s
     rows: list[list[int]] = []
     owner: list[int] = []
     for i, t in enumerate(texts):
-        for b in blocks([vocab.eos_id] + vocab.encode(t), s.context):
+        for b in blocks(stream_ids(vocab, [t]), s.context):  # any vocabulary: built or a pre-trained tokenizer
             rows.append(b)
             owner.append(i)
     order = sorted(range(len(rows)), key=lambda j: len(rows[j]))  # similar lengths together: less padding
@@ -453,7 +453,8 @@ def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[s
         for k in range(0, len(order), s.batch_size):
             idx = order[k:k + s.batch_size]
             x, valid, attn = _batch([rows[j] for j in idx], vocab.pad_id, dev)
-            nll = token_nll(model, x, valid, attn).double().sum(dim=1).cpu().tolist()
+            with autocast(s):
+                nll = token_nll(model, x, valid, attn).double().sum(dim=1).cpu().tolist()
             for j, v in zip(idx, nll):
                 out[owner[j]] -= v
     return out
