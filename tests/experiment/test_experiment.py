@@ -180,7 +180,7 @@ def test_bad_experiment_files(tmp_path):
     assert veil(["experiment", "run", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "o")]) == 2
 
 
-@pytest.mark.parametrize("name", ["switchboard", "ptb", "demo"])
+@pytest.mark.parametrize("name", ["switchboard", "ptb", "demo", "switchboard_smollm2", "ptb_smollm2"])
 def test_shipped_experiment_files_parse(name):
     from veil.experiment.spec import ROOT, load_spec
 
@@ -195,6 +195,9 @@ def test_shipped_experiment_files_parse(name):
         raise
     assert {"oracle", "baseline0", "baseline1"} <= set(spec.methods)
     assert set(spec.techniques) == {"allow_list", "vocab_threshold", "entity_tagger"}
+    from veil.train.lm import LMSettings
+
+    LMSettings.from_dict(spec.lm)  # the LM settings are valid too
 
 
 def test_shared_rankings_are_exact_and_save_model_calls():

@@ -52,7 +52,7 @@ def _take(source: Any, c: CorpusSpec) -> list[Any]:
     docs = []
     seen = 0
     for d in source:
-        if count_words(d.text) < c.min_words:
+        if count_words(d.text) < c.min_words or any(x in d.text for x in c.exclude_containing):
             continue
         seen += 1
         if seen <= c.skip:
@@ -181,6 +181,10 @@ class ExperimentRunner:
         from veil.train import lm
 
         s = self.lm
+        if s.model:  # a pre-trained model: nothing to pre-train; the stage names the model to load
+            key = {"model": s.model}
+            return self.cache.run("pretrain", stable_hash(key), key,
+                                  lambda tmp: lm.save_pretrained_reference(s.model, tmp) or {"model": s.model})
         settings = {"corpus": h, **({"arch": s.arch} if s.arch != "gpt2" else {}),  # (gpt2 keys predate arch)
                     "n_layer": s.n_layer, "n_embd": s.n_embd, "n_head": s.n_head, "context": s.context,
                     "vocab_size": s.vocab_size, "tokenizer": s.tokenizer, "dropout": s.dropout, "seed": s.seed,
@@ -368,12 +372,13 @@ class ExperimentRunner:
         settings = {"pretrain": pre_key, "texts": texts_hash(texts), "mask_loss_weight": mask_loss_weight,
                     **self._tokenization(),
                     "epochs": s.finetune_epochs, "lr": s.finetune_lr, "batch_size": s.batch_size, "seed": s.seed,
-                    "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps}
+                    "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps, **s.adaptation_key()}
 
         def work(tmp: Path) -> dict[str, Any]:
             import torch
 
             model, vocab = lm.load(pre_dir)
+            model = lm.adaptable(model, s)
             torch.manual_seed(s.seed)
             info = lm.train(model, vocab, texts, s, epochs=s.finetune_epochs, lr=s.finetune_lr,
                             mask_loss_weight=mask_loss_weight, desc=f"fine-tune {label}", progress=self.progress)
@@ -385,7 +390,8 @@ class ExperimentRunner:
     def evaluate(self, ft_dir: Path, ft_key: str, test: list[str], test_key: str, label: str) -> dict[str, Any]:
         from veil.train import lm
 
-        settings = {"lm": ft_key, "test": test_key, "context": self.lm.context, **self._tokenization()}
+        settings = {"lm": ft_key, "test": test_key, "context": self.lm.context, **self._tokenization(),
+                    **({"precision": self.lm.precision} if self.lm.precision != "fp32" else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
             model, vocab = lm.load(ft_dir)
@@ -400,7 +406,7 @@ class ExperimentRunner:
         """Part of the LM stages' keys: the BPE stream changed with ``BPEVocab.TOKENIZATION`` 2 (the
         pre-training key carries it only for a corpus holding ``[MASK]`` or ``<unk>``: the streams of
         other corpora did not change, and their pre-trained models stay valid)."""
-        if self.lm.tokenizer != "bpe":
+        if self.lm.tokenizer != "bpe" or self.lm.model:
             return {}
         from veil.train.tokenizer import BPEVocab
 
@@ -410,12 +416,15 @@ class ExperimentRunner:
     def run(self) -> list[dict[str, Any]]:
         spec = self.spec
         self.out.mkdir(parents=True, exist_ok=True)
-        if spec.pretrain is None:
+        if spec.pretrain is None and not self.lm.model:
             raise VeilError(f"{spec.source}: 'pretrain' (a generic corpus for the downstream LM) is required")
+        if spec.pretrain is not None and self.lm.model:
+            raise VeilError(f"{spec.source}: lm.model {self.lm.model!r} is already pre-trained: remove 'pretrain' "
+                            "(on the command line: --set pretrain=null)")
         train_docs, train_h = self.corpus("train", spec.train)
         test_docs, test_h = self.corpus("test", spec.test)
         test = [d.text for d in test_docs]
-        pre_docs, pre_h = self.corpus("pretrain", spec.pretrain)
+        pre_docs, pre_h = self.corpus("pretrain", spec.pretrain) if spec.pretrain else ([], "")
         pre_dir, pre_meta = self.pretrain([d.text for d in pre_docs], pre_h)
         pre_key, pre_s = pre_meta["key"], pre_meta["seconds"]
         train_words = sum(count_words(d.text) for d in train_docs)

@@ -37,10 +37,12 @@ class CorpusSpec:
     limit: int | None = None
     skip: int = 0
     min_words: int = 1
+    exclude_containing: list[str] = field(default_factory=list)  # documents holding any of these are skipped
 
     def settings(self) -> dict[str, Any]:
         return {"path": str(self.path), "format": self.format, "fields": self.fields, "limit": self.limit,
-                "skip": self.skip, "min_words": self.min_words}
+                "skip": self.skip, "min_words": self.min_words,
+                **({"exclude_containing": self.exclude_containing} if self.exclude_containing else {})}
 
 
 @dataclass
@@ -101,7 +103,7 @@ def _corpus(d: Any, what: str, base: Path) -> CorpusSpec:
         d = {"path": d}
     if not isinstance(d, dict) or "path" not in d:
         raise VeilError(f"{what}: needs a path (and optionally format, fields, limit, skip)")
-    unknown = set(d) - {"path", "format", "fields", "limit", "skip", "min_words"}
+    unknown = set(d) - {"path", "format", "fields", "limit", "skip", "min_words", "exclude_containing"}
     if unknown:
         raise VeilError(f"{what}: unknown key(s) {', '.join(sorted(unknown))}")
     path = resolve_path(d["path"], base)
@@ -110,8 +112,13 @@ def _corpus(d: Any, what: str, base: Path) -> CorpusSpec:
     limit = d.get("limit")
     if limit is not None and (not isinstance(limit, int) or limit < 1):
         raise VeilError(f"{what}: limit must be a positive integer")
+    exclude = d.get("exclude_containing") or []
+    if isinstance(exclude, str):
+        exclude = [exclude]
+    if not isinstance(exclude, list) or not all(isinstance(x, str) and x for x in exclude):
+        raise VeilError(f"{what}: exclude_containing must be a list of strings (e.g. ['<unk>'])")
     return CorpusSpec(path, d.get("format"), dict(d.get("fields") or {}), limit, int(d.get("skip", 0)),
-                      int(d.get("min_words", 1)))
+                      int(d.get("min_words", 1)), exclude)
 
 
 def _variant(d: Any, i: int) -> Variant:

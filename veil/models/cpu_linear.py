@@ -84,7 +84,7 @@ def _plain(x: Any, weight: Any) -> bool:
     import torch
 
     return (x.dtype == torch.float32 and weight.dtype == torch.float32 and x.device.type == "cpu"
-            and weight.device.type == "cpu"
+            and weight.device.type == "cpu" and not torch.is_autocast_enabled("cpu")  # autocast wants bf16
             and not (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)))
 
 

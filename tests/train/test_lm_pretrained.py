@@ -1,0 +1,159 @@
+"""Train / evaluate stage: a pre-trained downstream LM (``lm.model``) with its own tokenizer, adapted by LoRA
+or full fine-tuning; a tiny config-built Llama saved to disk stands in for SmolLM2."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from veil.errors import VeilError
+from veil.train import lm
+
+TEXTS = ["the cat sees the dog in the barn .", "a hen likes the fox in the yard .",
+         "the owl feeds the cow in the field ."] * 10
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    """A 2-layer Llama and its byte-level BPE tokenizer, saved where ``AutoModelForCausalLM`` loads them."""
+    from veil.models.smollm2 import build_tiny_causal_lm
+
+    model, tok = build_tiny_causal_lm(TEXTS + ["[MASK] [MASK]"], vocab_size=300, hidden_size=32)
+    path = tmp_path_factory.mktemp("tiny_llama")
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+def settings(model: str, **kw) -> lm.LMSettings:
+    return lm.LMSettings.from_dict({"model": model, "context": 16, "batch_size": 4, "warmup_steps": 1, **kw})
+
+
+def test_mask_flags_cover_every_token_of_a_mask(tiny_model):
+    _, vocab = lm.load_pretrained(tiny_model)
+    (ids, flags), = vocab.encode_with_mask_flags(["the [MASK] sees [MASK]."])
+    assert ids[-1] == vocab.eos_id and len(flags) == len(ids) and vocab.mask_id is None
+    pieces = [vocab.tok.decode([i]) for i in ids[:-1]]
+    covered = "".join(p for p, f in zip(pieces, flags) if f)
+    assert covered.count("MASK") == 2 and "the" not in covered and "sees" not in covered
+    (ids0, flags0), = vocab.encode_with_mask_flags(["the cat"])
+    assert not any(flags0)
+    stream, stream_flags = lm.stream_ids_and_mask_flags(vocab, ["the [MASK]", "the cat"])
+    assert stream[0] == vocab.eos_id and len(stream) == len(stream_flags) and stream.count(vocab.eos_id) >= 3
+
+
+def test_lora_trains_only_adapters_and_round_trips(tiny_model, tmp_path):
+    s = settings(tiny_model, lora_r=4, lora_alpha=8, lora_dropout=0.0)
+    model, vocab = lm.load_pretrained(tiny_model)
+    before = lm.perplexity(model, vocab, TEXTS[:3], s, progress=False)
+    frozen = {n: p.detach().clone() for n, p in model.named_parameters()}
+    peft_model = lm.adaptable(model, s)
+    trainable = [n for n, p in peft_model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    info = lm.train(peft_model, vocab, TEXTS, s, epochs=4, lr=3e-2, progress=False)
+    assert info["last_loss"] < info["first_loss"]
+    for n, p in peft_model.named_parameters():  # the base weights did not move
+        if "lora_" not in n:
+            base = n.replace("base_model.model.", "").replace(".base_layer", "")
+            assert base in frozen and bool((frozen[base] == p).all()), n
+    after = lm.perplexity(peft_model, vocab, TEXTS[:3], s, progress=False)
+    assert after["perplexity"] < 0.9 * before["perplexity"]
+    assert after["words"] == sum(len(t.split()) - 1 for t in TEXTS[:3]) + 3  # same denominator as ever
+
+    lm.save(peft_model, vocab, tmp_path / "ft", {"steps": info["steps"]})
+    assert (tmp_path / "ft" / "adapter_config.json").is_file()
+    assert not list((tmp_path / "ft").glob("model*.safetensors"))  # adapters only, not the whole model
+    loaded, vocab2 = lm.load(tmp_path / "ft")
+    again = lm.perplexity(loaded, vocab2, TEXTS[:3], s, progress=False)
+    assert again["perplexity"] == pytest.approx(after["perplexity"], rel=1e-4)
+    assert vocab2.model_name == tiny_model
+
+
+def test_full_fine_tuning_saves_the_weights(tiny_model, tmp_path):
+    s = settings(tiny_model, adapt="full")
+    model, vocab = lm.load_pretrained(tiny_model)
+    assert lm.adaptable(model, s) is model
+    lm.train(model, vocab, TEXTS, s, epochs=2, lr=3e-3, progress=False)
+    ppl = lm.perplexity(model, vocab, TEXTS[:3], s, progress=False)["perplexity"]
+    lm.save(model, vocab, tmp_path / "ft")
+    loaded, vocab2 = lm.load(tmp_path / "ft")
+    assert lm.perplexity(loaded, vocab2, TEXTS[:3], s, progress=False)["perplexity"] == pytest.approx(ppl, rel=1e-4)
+
+
+def _mask_prob(model, vocab) -> float:
+    """Mean probability of the tokens of ``[MASK]`` (and the space before it) in "a b [MASK] c"."""
+    import torch
+
+    (ids, flags), = vocab.encode_with_mask_flags(["a b [MASK] c"])
+    x = torch.tensor([[vocab.eos_id, *ids]])
+    with torch.no_grad():
+        probs = model(input_ids=x).logits[0, :-1].float().softmax(-1)
+    return float(sum(probs[j, ids[j]] for j in range(len(ids)) if flags[j]) / sum(flags))
+
+
+def test_baseline1_gives_no_loss_to_tokens_of_a_mask(tiny_model):
+    """Baseline 0 learns to write ``[MASK]`` after "a b"; Baseline 1 (zero weight there) does not."""
+    texts = ["a b [MASK] c"] * 20
+    s = settings(tiny_model, adapt="full")
+    model, vocab = lm.load_pretrained(tiny_model)
+    (ids, flags), = vocab.encode_with_mask_flags(texts[:1])
+    assert vocab.tok.decode([i for i, f in zip(ids, flags) if f]) == " [MASK]"
+    p0 = _mask_prob(model, vocab)
+    lm.train(model, vocab, texts, s, epochs=10, lr=1e-2, progress=False)
+    b0 = _mask_prob(model, vocab)
+    model, vocab = lm.load_pretrained(tiny_model)
+    lm.train(model, vocab, texts, s, epochs=10, lr=1e-2, mask_loss_weight=0.0, progress=False)
+    b1 = _mask_prob(model, vocab)
+    assert b0 > max(0.5, 4 * p0) and b1 < min(0.05, b0 / 10)  # (no loss there; only side effects of the rest)
+
+
+def test_bf16_autocast_matches_fp32_loosely(tiny_model):
+    model, vocab = lm.load_pretrained(tiny_model)
+    fp32 = lm.perplexity(model, vocab, TEXTS[:3], settings(tiny_model), progress=False)["perplexity"]
+    bf16 = lm.perplexity(model, vocab, TEXTS[:3], settings(tiny_model, precision="bf16"), progress=False)
+    assert math.isfinite(bf16["perplexity"]) and bf16["perplexity"] == pytest.approx(fp32, rel=0.05)
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"model": "x", "n_layer": 2}, "do not apply to a pre-trained"),
+    ({"model": "x", "tokenizer": "word"}, "do not apply to a pre-trained"),
+    ({"lora_r": 4}, "do not apply to the config-built"),
+    ({"adapt": "lora"}, "do not apply to the config-built"),
+    ({"model": "x", "adapt": "full", "lora_r": 4}, "need lm.adapt: lora"),
+    ({"model": "x", "adapt": "prefix"}, "lora or full"),
+    ({"precision": "fp8"}, "fp32 or bf16"),
+    ({"model": "x", "lora_rank": 4}, "unknown LM setting"),
+])
+def test_settings_that_cannot_be_honoured_are_errors(given, message):
+    with pytest.raises(VeilError, match=message):
+        lm.LMSettings.from_dict(given)
+
+
+def test_experiment_with_a_pretrained_downstream_lm(tiny_model, tmp_path):
+    """``lm.model``: no pre-training stage on a generic corpus (giving one is an error), the ``pretrained``
+    row is the unadapted model, and adapting on the original text beats it."""
+    import csv
+
+    import yaml
+
+    from veil.cli import main as veil
+
+    (tmp_path / "train.txt").write_text("\n".join(TEXTS) + "\n")
+    (tmp_path / "test.txt").write_text("\n".join(TEXTS[:6]) + "\n")
+    exp = {"name": "tiny", "train": {"path": str(tmp_path / "train.txt")}, "test": {"path": str(tmp_path / "test.txt")},
+           "techniques": ["vocab_threshold"], "baselines": ["pretrained", "oracle", "baseline0", "baseline1"],
+           "lm": {"model": tiny_model, "adapt": "full", "context": 16, "batch_size": 8, "finetune_epochs": 4,
+                  "finetune_lr": 1e-2, "warmup_steps": 1}, "cache": str(tmp_path / "cache")}
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(exp))
+    out = tmp_path / "out"
+    assert veil(["experiment", "run", str(path), "--out", str(out), "--no-progress"]) == 0
+    with (out / "results.csv").open() as f:
+        rows = {(r["technique"], r["method"]): float(r["perplexity"]) for r in csv.DictReader(f)}
+    assert set(rows) == {("", "pretrained"), ("", "oracle"), ("vocab_threshold", "baseline0"),
+                         ("vocab_threshold", "baseline1")}
+    assert rows[("", "oracle")] < rows[("", "pretrained")] / 2
+    exp["pretrain"] = {"path": str(tmp_path / "train.txt")}
+    path.write_text(yaml.safe_dump(exp))
+    assert veil(["experiment", "run", str(path), "--out", str(out), "--no-progress"]) == 2
