@@ -24,7 +24,8 @@ Configurations:
   proposals scored with the first words of the right context, the best few with all of it),
   ``veil-bf16`` (bfloat16 weights, every candidate scored in full), ``veil-shortlist`` (fp32 with
   the shortlist), ``veil-c16`` (16 instead of 32 proposals re-scored per marker), ``veil-bf16-c16``,
-  ``veil-r8`` (right context cut at 8 words instead of 32).
+  ``veil-r8`` (right context cut at 8 words instead of 32), and ``fast-*``: the default with fewer
+  proposals (``c16``), a shorter shortlist (``s3``), right context (``r12``) and word length (``w4``).
 
 Timings on a shared machine vary; every configuration runs in the same process, one after the other.
 """
@@ -49,6 +50,11 @@ APPROX = {  # name: (LLMFiller options, model dtype)
     "veil-c16": ({**EXACT, "n_candidates": 16}, None),
     "veil-bf16-c16": ({**EXACT, "n_candidates": 16}, "bf16"),
     "veil-r8": ({**EXACT, "right_words": 8}, None),
+    # the default's speed knobs turned further (bf16 + shortlist as the default, less work per marker)
+    "fast-c16": ({"n_candidates": 16}, "auto"),
+    "fast-c16-s3": ({"n_candidates": 16, "shortlist": 3}, "auto"),
+    "fast-c16-s3-r12": ({"n_candidates": 16, "shortlist": 3, "right_words": 12}, "auto"),
+    "fast-c12-s3-r12-w4": ({"n_candidates": 12, "shortlist": 3, "right_words": 12, "max_word_tokens": 4}, "auto"),
 }
 
 

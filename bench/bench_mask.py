@@ -100,6 +100,11 @@ def main() -> int:
         both = MaskingEngine([tagger, dlp])
         bench("entity_tagger + dlp" + suffix, lambda ts: both.detect(_docs(ts)))
     del tagger, both
+    from veil.pipeline import DEFAULT_MASKERS, build_engine
+
+    default = build_engine(DEFAULT_MASKERS)
+    bench(f"veil default ({' + '.join(DEFAULT_MASKERS)})", lambda ts: default.detect(_docs(ts)))
+    del default
     if not args.skip_neural:
         _bench_neural(bench, dlp, args.neural_model)
 
@@ -129,25 +134,27 @@ def main() -> int:
 
 
 def _bench_neural(bench: Callable, dlp: Any, model: str | None) -> None:
-    """The neural tagger alone per precision and batch size (both cores), and combined with dlp / entity_tagger."""
+    """The neural tagger alone per precision, batch size and threads, and combined with dlp / entity_tagger."""
     from veil.errors import VeilError
     from veil.mask.engine import MaskingEngine
     from veil.mask.entity_tagger import EntityTaggerMasker
-    from veil.mask.neural_tagger import NeuralTaggerMasker
+    from veil.mask.neural_tagger import PRECISIONS, NeuralTaggerMasker
 
     try:
         NeuralTaggerMasker(model=model)
     except VeilError as e:
         print(f"  neural_tagger skipped: {e}", file=sys.stderr)
         return
-    for precision, batch_size in (("fp32", 32), ("fp32", 64), ("bf16", 64), ("int8", 32), ("int8", 128)):
-        neural = NeuralTaggerMasker(model=model, precision=precision, batch_size=batch_size)
-        bench(f"neural_tagger ({precision}, batch {batch_size}, 2 threads)", neural.detect_batch)
+    for precision in PRECISIONS:
+        for batch_size, threads in ((32, 2), (64, 2), (128, 2), (64, 1)):
+            neural = NeuralTaggerMasker(model=model, precision=precision, batch_size=batch_size, threads=threads)
+            bench(f"neural_tagger ({precision}, batch {batch_size}, {threads} thread{'s' * (threads > 1)})",
+                  neural.detect_batch)
     neural = NeuralTaggerMasker(model=model)
     engine = MaskingEngine([neural, dlp])
-    bench("neural_tagger + dlp (fp32, batch 64)", lambda ts: engine.detect(_docs(ts)))
+    bench("neural_tagger + dlp (defaults; tagger in a thread beside dlp)", lambda ts: engine.detect(_docs(ts)))
     engine3 = MaskingEngine([EntityTaggerMasker(), neural, dlp])
-    bench("entity_tagger + neural_tagger + dlp (fp32, batch 64)", lambda ts: engine3.detect(_docs(ts)))
+    bench("entity_tagger + neural_tagger + dlp", lambda ts: engine3.detect(_docs(ts)))
 
 
 def _docs(texts: Sequence[str]) -> list:

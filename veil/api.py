@@ -43,15 +43,100 @@ def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def _apply(items: Any, batch_fn: Any, batch_size: int) -> Any:
-    """Run ``batch_fn`` (a list of (index, item) -> a list of results) over one item, a list or a stream."""
+def _apply(items: Any, make_batch_fn: Any, batch_size: int, engine: "_Engine") -> Any:
+    """Run a batch function (a list of (index, item) -> a list of results) over one item, a list or a stream.
+
+    ``make_batch_fn()`` builds it: here for the local engine, once in every Ray actor for ``ray``."""
     kind = _shape(items)
+    numbered: Iterable[tuple[int, Any]] = [(0, items)] if kind == "one" else zip(count(), items)
+    if engine.name == "ray":
+        from veil.engine.ray_engine import map_batches_ordered
+
+        results = map_batches_ordered(make_batch_fn, numbered, workers=engine.workers, address=engine.address,
+                                      device=engine.device, batch_size=batch_size)
+    else:
+        batch_fn = make_batch_fn()
+        results = (r for batch in _batched(numbered, batch_size) for r in batch_fn(batch))
     if kind == "one":
-        return batch_fn([(0, items)])[0]
-    numbered = zip(count(), items)
-    if kind == "list":
-        return [r for batch in _batched(numbered, batch_size) for r in batch_fn(batch)]
-    return (r for batch in _batched(numbered, batch_size) for r in batch_fn(batch))
+        return next(iter(results))
+    return list(results) if kind == "list" else results
+
+
+class _Engine:
+    """Where the batches run: ``local`` (this process) or ``ray`` (actors on a Ray cluster, models loaded once each)."""
+
+    def __init__(self, name: str, workers: int | None, address: str | None, device: str | None = None) -> None:
+        from veil.engine import ENGINES
+
+        if name not in ENGINES:
+            raise VeilError(f"unknown engine {name!r}; choose from {', '.join(ENGINES)}")
+        if name == "local" and (workers is not None or address is not None):
+            raise VeilError("workers and address apply to engine='ray' only")
+        if workers is not None and workers < 1:
+            raise VeilError("workers must be at least 1")
+        self.name, self.workers, self.address, self.device = name, workers or 1, address, device
+
+    def check(self, what: str, given_objects: bool, data: Any) -> None:
+        if self.name != "ray":
+            return
+        if given_objects:
+            raise VeilError(f"engine='ray' builds the {what} in every worker: give {what} by name")
+        if _is_hf_dataset(data):
+            raise VeilError("engine='ray' takes strings, lists or iterables; for a datasets.Dataset use "
+                            "engine='local' (a batched Dataset.map, which takes num_proc)")
+
+
+class _MaskBatch:
+    """The mask batch function; picklable, so a Ray actor builds its engine (loads spaCy) itself."""
+
+    def __init__(self, maskers: Any, placeholder: str, options: Any, exclude: tuple[str, ...],
+                 keep: tuple[str, ...], engine: Any = None) -> None:
+        self.settings = (maskers, placeholder, options, exclude, keep)
+        self.engine = engine  # built once, where the batches run
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "engine": None}
+
+    def __call__(self, items: list[tuple[int, TextInput]]) -> list[MaskedDocument]:
+        from veil.pipeline import mask_batch
+
+        docs = []
+        for i, t in items:
+            if isinstance(t, Document):
+                docs.append(t)
+            elif isinstance(t, str):
+                docs.append(Document(str(i), t))
+            else:
+                raise TypeError(f"text {i} is a {type(t).__name__}, not a string")
+        if self.engine is None:
+            self.engine = masking_engine(*self.settings)
+        return mask_batch(docs, self.engine)
+
+
+class _FillBatch:
+    """The fill batch function; picklable like :class:`_MaskBatch` (a Ray actor loads the filler's model)."""
+
+    def __init__(self, filler: Any, seed: int, options: dict[str, Any], details: bool) -> None:
+        self.filler, self.seed, self.options, self.details = filler, seed, options, details
+
+    def __call__(self, items: list[tuple[int, MaskedInput]]) -> list[Any]:
+        from veil.markers import infer_style
+        from veil.pipeline import fill_batch
+
+        engine = self.filler if not isinstance(self.filler, str) else \
+            _filler(self.filler, self.seed, json.dumps(self.options, sort_keys=True, default=repr))
+        docs = []
+        for i, m in items:
+            if isinstance(m, MaskedDocument):
+                docs.append(m)
+            elif isinstance(m, str):
+                docs.append(MaskedDocument(str(i), m, (), infer_style(m)))
+            else:
+                raise TypeError(f"item {i} is a {type(m).__name__}: fill takes masked text or MaskedDocument "
+                                "(never original text)")
+        # a document the filler cannot fill gets its types' fallback values (logged), never a marker left
+        out: list[FilledDocument] = fill_batch(docs, engine)
+        return out if self.details else [d.text for d in out]
 
 
 @lru_cache(maxsize=8)
@@ -86,7 +171,8 @@ def masking_engine(maskers: Sequence[Any] | None = None, placeholder: str = "num
 
 def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "numbered", *,
          options: dict[str, dict] | None = None, exclude: Iterable[str] = (), keep: Iterable[str] = (),
-         batch_size: int = 256) -> Any:
+         batch_size: int = 256, engine: str = "local", workers: int | None = None,
+         address: str | None = None) -> Any:
     """Detect personal data and replace it by placeholders.
 
     ``texts``: a string (or ``Document``), a list of them, or any iterable (streamed in batches).
@@ -94,30 +180,28 @@ def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "n
     ``placeholder``: ``numbered`` (``[PERSON_NAME_1]``, the same number for the same entity within a
     text), ``typed`` (``[PERSON_NAME]``) or ``mask`` (``[MASK]`` per word, the paper's style).
     ``options``: per-masker options, ``{"dlp": {"min_score": 0.6}}``.
+    ``engine``: ``local`` (this process) or ``ray``: batches run on ``workers`` Ray actors that load the
+    models once each, on the cluster at ``address`` (default: a local one); same results, same order.
 
     Returns ``MaskedDocument`` objects: ``.text`` is the masked text, ``.placeholders`` its spans
     (start, end, label, key, technique, shape), in the same arrangement as the input.
     """
-    from veil.pipeline import mask_batch
+    from functools import partial
 
-    engine = masking_engine(maskers, placeholder, options, exclude, keep)
+    runner = _Engine(engine, workers, address)
+    names = tuple(maskers) if maskers is not None and not isinstance(maskers, str) else maskers
+    runner.check("maskers", names is not None and not all(isinstance(n, str) for n in names), texts)
+    built = masking_engine(maskers, placeholder, options, exclude, keep)  # settings checked here, before any work
     if _is_hf_dataset(texts):  # a datasets.Dataset: one batched map, masked records as columns
         from veil.engine.hf import mask_dataset
 
-        return mask_dataset(texts, engine, batch_size=batch_size)
-
-    def batch(items: list[tuple[int, TextInput]]) -> list[MaskedDocument]:
-        docs = []
-        for i, t in items:
-            if isinstance(t, Document):
-                docs.append(t)
-            elif isinstance(t, str):
-                docs.append(Document(str(i), t))
-            else:
-                raise TypeError(f"text {i} is a {type(t).__name__}, not a string")
-        return mask_batch(docs, engine)
-
-    return _apply(texts, batch, batch_size)
+        return mask_dataset(texts, built, batch_size=batch_size)
+    if runner.name == "ray":
+        make = partial(_MaskBatch, names, placeholder, options, tuple(exclude), tuple(keep))
+    else:
+        batch = _MaskBatch(names, placeholder, options, tuple(exclude), tuple(keep), built)
+        make = lambda: batch  # noqa: E731
+    return _apply(texts, make, batch_size, runner)
 
 
 def _is_hf_dataset(obj: Any) -> bool:
@@ -132,57 +216,73 @@ def _filler(name: str, seed: int, options: str) -> Any:
 
 
 def fill(masked: Any, filler: Any = "faker", *, seed: int = 0, details: bool = False, batch_size: int = 256,
-         **options: Any) -> Any:
+         engine: str = "local", workers: int | None = None, address: str | None = None, **options: Any) -> Any:
     """Replace every placeholder by a substitute.
 
     ``masked``: what :func:`mask` returns, or masked strings (``"Call [PERSON_NAME_1] at
     [PHONE_NUMBER_1]"``; their placeholders are read from the markers), one, a list or a stream.
     ``filler``: a registry name (``faker``: typed, shape-keeping values without a language model;
     ``llm``, ``mlm``, ``llm-instruct``: a model proposes words from the context) or a ``Filler``;
-    further keyword options go to the filler (``strategy="topk"``, ``model=...``).
-    Each text draws from its own random generator seeded by ``(seed, position)``.
+    further keyword options go to the filler (``strategy="topk"``, ``model=...``, ``device="cuda"``).
+    Each text draws from its own random generator seeded by ``(seed, position)``, so ``engine="ray"``
+    (``workers`` actors, each loading the model once; see :func:`mask`) gives the same texts.
 
     Returns the filled strings, or ``FilledDocument`` objects (text and substitutions) with ``details``.
     """
-    from veil.fill.base import Filler
-    from veil.markers import infer_style
-    from veil.pipeline import fill_batch
+    from functools import partial
 
+    from veil.fill.base import Filler
+
+    runner = _Engine(engine, workers, address, options.get("device"))
     if isinstance(filler, Filler):
         if options:
             raise VeilError("options apply to fillers given by name; configure the Filler object directly")
-        engine = filler
-    elif isinstance(filler, str):
-        engine = _filler(filler, seed, json.dumps(options, sort_keys=True, default=repr))
-    else:
+    elif not isinstance(filler, str):
         raise TypeError(f"filler must be a registry name or a Filler, got {type(filler).__name__}")
-
+    runner.check("filler", isinstance(filler, Filler), masked)
     if _is_hf_dataset(masked):  # a datasets.Dataset of masked records: filled records as columns
         from veil.engine.hf import fill_dataset
 
-        return fill_dataset(masked, engine, batch_size=batch_size)
-
-    def batch(items: list[tuple[int, MaskedInput]]) -> list[Any]:
-        docs = []
-        for i, m in items:
-            if isinstance(m, MaskedDocument):
-                docs.append(m)
-            elif isinstance(m, str):
-                docs.append(MaskedDocument(str(i), m, (), infer_style(m)))
-            else:
-                raise TypeError(f"item {i} is a {type(m).__name__}: fill takes masked text or MaskedDocument "
-                                "(never original text)")
-        # a document the filler cannot fill gets its types' fallback values (logged), never a marker left
-        out: list[FilledDocument] = fill_batch(docs, engine)
-        return out if details else [d.text for d in out]
-
-    return _apply(masked, batch, batch_size)
+        built = filler if isinstance(filler, Filler) else \
+            _filler(filler, seed, json.dumps(options, sort_keys=True, default=repr))
+        return fill_dataset(masked, built, batch_size=batch_size)
+    if runner.name == "local" and isinstance(filler, str):
+        _filler(filler, seed, json.dumps(options, sort_keys=True, default=repr))  # a bad name or option fails now
+    if runner.name == "ray":
+        make = partial(_FillBatch, filler, seed, options, details)
+    else:
+        batch = _FillBatch(filler, seed, options, details)
+        make = lambda: batch  # noqa: E731
+    return _apply(masked, make, batch_size, runner)
 
 
 def anonymize(texts: Any, maskers: Sequence[Any] | None = None, filler: Any = "faker", *, seed: int = 0,
-              batch_size: int = 256, **fill_options: Any) -> Any:
+              batch_size: int = 256, engine: str = "local", workers: int | None = None, address: str | None = None,
+              **fill_options: Any) -> Any:
     """Mask and fill in one call: realistic substitutes of the same type and format, the same within a
     text for the same entity, independent across texts. A string gives a string, a list a list, any
-    other iterable a stream; no placeholder is left in the output."""
-    masked = mask(texts, maskers, "numbered", batch_size=batch_size)
+    other iterable a stream; no placeholder is left in the output. ``engine``: see :func:`mask`."""
+    if engine == "ray":  # both stages in one actor per worker: two actor pools could not share the CPUs
+        from functools import partial
+
+        runner = _Engine(engine, workers, address, fill_options.get("device"))
+        names = tuple(maskers) if maskers is not None else None
+        runner.check("maskers", names is not None and not all(isinstance(n, str) for n in names), texts)
+        runner.check("filler", not isinstance(filler, str), texts)
+        masking_engine(maskers, "numbered")  # bad names fail here, before any work
+        make = partial(_AnonymizeBatch, _MaskBatch(names, "numbered", None, (), ()),
+                       _FillBatch(filler, seed, fill_options, False))
+        return _apply(texts, make, batch_size, runner)
+    masked = mask(texts, maskers, "numbered", batch_size=batch_size, engine=engine, workers=workers, address=address)
     return fill(masked, filler, seed=seed, batch_size=batch_size, **fill_options)
+
+
+class _AnonymizeBatch:
+    """Mask then fill one batch (``anonymize(engine="ray")``); the filler sees only the masked documents."""
+
+    def __init__(self, mask_batch: _MaskBatch, fill_batch: _FillBatch) -> None:
+        self.mask_batch, self.fill_batch = mask_batch, fill_batch
+
+    def __call__(self, items: list[tuple[int, TextInput]]) -> list[str]:
+        masked = self.mask_batch(items)
+        return self.fill_batch([(i, m) for (i, _), m in zip(items, masked)])

@@ -33,10 +33,12 @@ from veil.types import Document, FilledDocument, MaskedDocument
 
 log = logging.getLogger(__name__)
 
-#: the maskers `veil mask`, `veil audit risk`, `veil audit identifiers` and `veil.mask` use by default.
-#: Adding "neural_tagger" gives the best recall on every text form (docs/detection.md) but is not the
-#: default yet: with it masking runs at 0.3x Presidio's fastest configuration (bench/bench_mask.py)
-DEFAULT_MASKERS: tuple[str, ...] = ("entity_tagger", "dlp")
+#: the maskers `veil mask`, `veil audit risk`, `veil audit identifiers` and `veil.mask` use by default:
+#: the case-robust neural tagger (int8, onnxruntime) and the DLP patterns. It measures best on every
+#: text form (written, lower-cased, speech-recognition: docs/detection_comparison.md) and masks
+#: faster than Presidio's fastest configuration (bench/bench_mask.py); spaCy's entity_tagger adds
+#: recall on capitalised text at twice the time and lower precision, so it is opt-in
+DEFAULT_MASKERS: tuple[str, ...] = ("neural_tagger", "dlp")
 #: typed, numbered placeholders ([PERSON_NAME_1]) give fills of the right type; the paper's [MASK] is "mask"
 DEFAULT_PLACEHOLDER = "numbered"
 DEFAULT_FILLER = "llm"

@@ -97,14 +97,28 @@ class DyingMaskStage(MaskStage):
 
 
 class FailingMaskStage(MaskStage):
-    """Raises on ``victim``: the driver's run fails after some shards are finished (a driver crash)."""
+    """Raises on ``victim``: the driver's run fails after some shards are finished (a driver crash).
 
-    def __init__(self, make_engine, victim: str) -> None:
+    It raises only once the driver has recorded a finished shard in ``manifest``: Ray Data may report
+    the failure before the driver has consumed the earlier batches, which on a loaded machine would
+    leave no shard to resume from and make the test depend on timing."""
+
+    def __init__(self, make_engine, victim: str, manifest: str) -> None:
         super().__init__(make_engine)
-        self.victim = victim
+        self.victim, self.manifest = victim, manifest
 
     def __call__(self, docs):
         if any(d.id == self.victim for d in docs):
+            import time
+
+            deadline = time.time() + 300
+            while time.time() < deadline:
+                try:
+                    if json.loads(Path(self.manifest).read_text())["shards"]:
+                        break
+                except (OSError, ValueError, KeyError):
+                    pass
+                time.sleep(0.1)
             raise RuntimeError("simulated crash")
         return super().__call__(docs)
 
@@ -139,7 +153,7 @@ def test_restarted_driver_resumes_from_finished_shards(cluster, corpus, tmp_path
     local = _mask_local(one, tmp_path / "local.jsonl")
     out = tmp_path / "ray_out"
     with pytest.raises(Exception, match="simulated crash"):
-        run_stage(FailingMaskStage(_dlp_engine, "d040"), input_files(one), _read, out,
+        run_stage(FailingMaskStage(_dlp_engine, "d040", str(out / "manifest.json")), input_files(one), _read, out,
                   settings={"t": 2}, workers=1, batch_size=4, shard_size=8)
     finished = json.loads((out / "manifest.json").read_text())["shards"]
     assert 1 <= len(finished) <= 5
@@ -167,3 +181,84 @@ def test_ray_fill_equals_local(cluster, tmp_path):
                  "--workers", "2", "--chunk", "3", "--shard-size", "4"]) == 0
     for name in ("{}.jsonl", "{}.jsonl.substitutions.jsonl"):
         assert (tmp_path / name.format("ray")).read_bytes() == (tmp_path / name.format("local")).read_bytes()
+
+
+# ---------------------------------------------------------------- the Python API's engine="ray"
+
+API_TEXTS = [" ".join(WORDS[i:i + 9]) for i in range(0, 12)] + ["", "nothing to see here"]
+
+
+def test_api_ray_engine_equals_local_for_one_list_and_stream(cluster):
+    import veil
+
+    local = veil.mask(API_TEXTS, ["dlp"])
+    on_ray = veil.mask(API_TEXTS, ["dlp"], engine="ray", workers=2, batch_size=3)
+    assert [m.text for m in on_ray] == [m.text for m in local]
+    assert [m.placeholders for m in on_ray] == [m.placeholders for m in local]
+    stream = veil.mask(iter(API_TEXTS), ["dlp"], engine="ray", workers=2, batch_size=4)
+    assert not isinstance(stream, list)
+    assert [m.text for m in stream] == [m.text for m in local]
+    assert veil.mask(API_TEXTS[0], ["dlp"], engine="ray").text == local[0].text
+    filled = veil.fill(local, "faker", seed=3)
+    assert veil.fill(local, "faker", seed=3, engine="ray", workers=2, batch_size=5) == filled
+    assert veil.anonymize(API_TEXTS, ["dlp"], seed=3, engine="ray", workers=2, batch_size=5) == \
+        veil.anonymize(API_TEXTS, ["dlp"], seed=3)
+
+
+def test_api_engine_options_that_cannot_be_honoured_are_errors():
+    import veil
+    from veil.errors import VeilError
+    from veil.mask.dlp import DLPMasker
+
+    with pytest.raises(VeilError, match="engine='ray' only"):
+        veil.mask(["x"], ["dlp"], workers=2)
+    with pytest.raises(VeilError, match="unknown engine"):
+        veil.mask(["x"], ["dlp"], engine="spark")
+    with pytest.raises(VeilError, match="by name"):
+        veil.mask(["x"], [DLPMasker()], engine="ray")
+    with pytest.raises(VeilError, match="at least 1"):
+        veil.fill(["[MASK]"], "faker", engine="ray", workers=0)
+
+
+class DyingDoubler:
+    """Doubles numbers; kills its actor's process the first time it sees 13 (a flag file makes it once only)."""
+
+    def __init__(self, flag: str) -> None:
+        self.flag = flag
+
+    def __call__(self, items):
+        if 13 in items and not os.path.exists(self.flag):
+            Path(self.flag).write_text("killed")
+            os._exit(1)
+        return [2 * x for x in items]
+
+
+def test_map_batches_ordered_survives_a_killed_actor_and_keeps_order(cluster, tmp_path):
+    from functools import partial
+
+    from veil.engine.ray_engine import map_batches_ordered
+
+    flag = tmp_path / "killed.flag"
+    out = list(map_batches_ordered(partial(DyingDoubler, str(flag)), iter(range(40)), workers=2, batch_size=3))
+    assert flag.exists()
+    assert out == [2 * x for x in range(40)]
+
+
+def test_experiment_mask_stage_on_ray_equals_local(cluster, tmp_path):
+    """``veil experiment run --engine ray`` runs the mask stage on Ray actors too: same masked corpus, same share."""
+    from veil.experiment.runner import ExperimentRunner
+    from veil.experiment.spec import parse_spec
+    from veil.types import Document
+
+    (tmp_path / "t.txt").write_text("x\n")
+    raw = {"name": "t", "train": {"path": "t.txt"}, "test": {"path": "t.txt"}, "techniques": ["dlp"],
+           "baselines": ["oracle", "baseline0"], "methods": []}
+    docs = [Document(f"d{i}", t) for i, t in enumerate(API_TEXTS * 3)]
+    out = {}
+    for engine, opts in (("local", {}), ("ray", {"workers": 2})):
+        spec = parse_spec({**raw, "cache": str(tmp_path / f"cache-{engine}")}, tmp_path / "exp.yaml")
+        runner = ExperimentRunner(spec, tmp_path / engine, progress=False, engine=engine, engine_options=opts)
+        d, meta = runner.mask("dlp", {}, docs, "h")
+        out[engine] = ((d / "masked.jsonl").read_bytes(), meta["info"]["masked_share"], meta["info"]["words"])
+    assert out["ray"] == out["local"]
+    assert out["local"][1] > 0

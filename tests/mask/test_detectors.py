@@ -86,6 +86,9 @@ CASES = [
     ("quantity", "79 packages, seven other persons and fifty-five hearings",
      [("79 packages", "QUANTITY"), ("seven other persons", "QUANTITY"), ("fifty-five hearings", "QUANTITY")]),
     ("quantity", "one of the judges, no one else", []),
+    # the last group of a card number and the verb after it count nothing
+    ("quantity", "card 4111 1111 1111 1111 expires in may, four one one one expires", []),
+    ("quantity", "the 2 brothers", [("2 brothers", "QUANTITY")]),
     # spelled-out letters
     ("spelled_word", "that's A-L-P-H-A", [("A-L-P-H-A", "SPELLED_WORD")]),
     ("spelled_word", "code M-K two one please", [("M-K two one", "SPELLED_WORD")]),

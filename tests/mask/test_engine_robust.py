@@ -111,3 +111,28 @@ def test_detection_view_maps_every_view_span_back(text):
             # the original stretch normalises to the view stretch (up to dropped characters at its edges)
             from veil.mask.normalise import detection_view as dv
             assert view[a:b] in dv(text[oa:ob])[0]
+
+
+def test_a_masker_that_releases_the_gil_runs_beside_the_others_with_the_same_result():
+    """The engine runs such a masker in a thread; the spans and their order are those of a serial run."""
+    import threading
+
+    from veil.mask.base import Masker
+    from veil.mask.engine import MaskingEngine
+    from veil.types import Document, Span
+
+    class Word(Masker):
+        def __init__(self, word, label, threaded):
+            self.word, self.label, self.releases_gil, self.threads = word, label, threaded, set()
+
+        def detect(self, text):
+            self.threads.add(threading.get_ident())
+            i = text.find(self.word)
+            return [Span(i, i + len(self.word), self.label, self.label)] if i >= 0 else []
+
+    docs = [Document(str(i), t) for i, t in enumerate(["call anna at home", "anna", "home alone", ""])]
+    serial = MaskingEngine([Word("anna", "PERSON_NAME", False), Word("home", "LOCATION", False)]).detect(docs)
+    tagger, other = Word("anna", "PERSON_NAME", True), Word("home", "LOCATION", False)
+    assert MaskingEngine([tagger, other]).detect(docs) == serial
+    assert tagger.threads and threading.get_ident() not in tagger.threads  # it did run in another thread
+    assert other.threads == {threading.get_ident()}

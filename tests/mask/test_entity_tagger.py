@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from veil.errors import VeilError
-from veil.mask.entity_tagger import extend, propagate
+from veil.mask.entity_tagger import _trimmed, extend, propagate
 from veil.types import Span
 
 
@@ -90,6 +90,23 @@ class _FakeEnt:
 class _FakeDoc:
     def __init__(self, ents):
         self.ents = ents
+
+
+@pytest.mark.parametrize("text, tagged, label, expected", [
+    ("Hi Tom, how are you", "Hi Tom", "PERSON_NAME", "Tom"),  # the greeting is no part of the name
+    ("Thank you Anna Smith.", "Thank you Anna Smith", "PERSON_NAME", "Anna Smith"),
+    ("born 03/14/1985 in Ohio", "03/14/1985", "ORGANIZATION_NAME", None),  # no letter: no organisation
+    ("Hi there", "Hi", "PERSON_NAME", "Hi"),  # nothing left after the greeting: kept as tagged
+])
+def test_trimmed_table(text, tagged, label, expected):
+    i = text.index(tagged)
+    got = _trimmed(text, i, i + len(tagged), label)
+    assert (text[got[0]:got[1]] if got else None) == expected
+
+
+def test_a_greeting_does_not_grow_a_name():
+    text = "Hi Tom, this is Sarah"
+    assert [text[s.start:s.end] for s in extend(text, spans_of(text, "Tom"))] == ["Tom"]
 
 
 class FakeNER:

@@ -78,6 +78,22 @@ def test_tiny_training_run_saves_a_detector_that_loads(tmp_path: Path):
     assert meta["labels"] == list(LABELS) and meta["config"]["steps"] == 30
     model, meta2 = load(tmp_path / "det")
     assert model.config.num_hidden_layers == 2 and meta2 == meta
+    # the ONNX copy the masker runs is the same network: same logits, padding included
+    import numpy as np
+    import torch
+
+    from veil.mask.neural_tagger import NeuralTaggerMasker
+
+    masker = NeuralTaggerMasker(model=str(tmp_path / "det"), precision="fp32")
+    ids = np.array([[101, 2026, 2171, 2003, 2198, 102], [101, 2026, 2171, 102, 0, 0]])
+    mask = (np.arange(6) < np.array([[6], [4]])).astype(np.int64)
+    with torch.inference_mode():
+        expected = model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask)).logits.numpy()
+    got = masker.logits(ids, mask)
+    assert np.allclose(got[0], expected[0], atol=1e-4) and np.allclose(got[1, :4], expected[1, :4], atol=1e-4)
+    # and its int8 copy stays near it
+    int8 = NeuralTaggerMasker(model=str(tmp_path / "det"), precision="int8").logits(ids, mask)
+    assert np.abs(int8[0] - expected[0]).max() < 0.1
 
 
 def test_load_refuses_a_folder_without_a_detector(tmp_path: Path):

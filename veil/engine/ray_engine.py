@@ -31,8 +31,9 @@ import pickle
 import shutil
 import sys
 import time
+from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from veil.errors import VeilError
 
@@ -234,6 +235,61 @@ def run_stage(stage: Any, inputs: list[Path], read: Callable[[str], Iterator[Any
     secs = time.perf_counter() - t0
     return {"records": total, "processed_now": n_new, "shards": len(shards), "workers": workers,
             "seconds": round(secs, 2)}
+
+
+class _MapActor:
+    """A Ray actor for :func:`map_batches_ordered`: builds ``make()`` once (loads the models), then maps batches."""
+
+    def __init__(self, make: Callable[[], Callable[[list[Any]], list[Any]]], threads: int | None = None) -> None:
+        if threads:
+            os.environ["OMP_NUM_THREADS"] = str(threads)
+            if "torch" in sys.modules:
+                sys.modules["torch"].set_num_threads(threads)
+        self.fn = make()
+
+    def run(self, items: list[Any]) -> list[Any]:
+        out = list(self.fn(items))
+        if len(out) != len(items):  # never silently wrong: one result per item
+            raise VeilError(f"a batch of {len(items)} items gave {len(out)} results")
+        return out
+
+
+def map_batches_ordered(make: Callable[[], Callable[[list[Any]], list[Any]]], items: Iterable[Any], *,
+                        workers: int = 1, address: str | None = None, device: str | None = None,
+                        batch_size: int = 64, cpus_per_worker: float = 1.0) -> Iterator[Any]:
+    """Map ``items`` in batches over ``workers`` Ray actors, each building ``make()`` once; results in input order.
+
+    The Python API's ``engine="ray"`` (and the experiment runner's mask stage) run on this: items stream
+    (at most two batches per actor are in flight, so a generator of any length works), an actor that
+    dies is restarted by Ray and its batch retried (``max_restarts`` / ``max_task_retries``), and the
+    results are those of ``make()(batch)`` in this process, batch by batch, in order.
+    """
+    import ray
+
+    if workers < 1 or batch_size < 1:
+        raise VeilError("workers and batch_size must be at least 1")
+    gpus = 1.0 if device and device.startswith("cuda") else 0.0
+    init_ray(address, workers, gpus)
+    actor_cls = ray.remote(num_cpus=cpus_per_worker, num_gpus=gpus or None, max_restarts=-1,
+                           max_task_retries=-1)(_MapActor)
+    actors = [actor_cls.remote(make, max(1, int(cpus_per_worker))) for _ in range(workers)]
+    pending: list[Any] = []  # futures in submission order
+    it = iter(items)
+    n = 0
+    try:
+        while True:
+            while len(pending) < 2 * workers:
+                batch = list(islice(it, batch_size))
+                if not batch:
+                    break
+                pending.append(actors[n % workers].run.remote(batch))
+                n += 1
+            if not pending:
+                return
+            yield from ray.get(pending.pop(0))
+    finally:
+        for a in actors:
+            ray.kill(a)
 
 
 def _read_manifest(path: Path) -> dict[str, Any] | None:

@@ -150,6 +150,23 @@ def ranking_request(filler: Any, k_max: int) -> int:
     return max(k_max, getattr(filler, "entity_candidates", 0)) + CANDIDATE_MARGIN
 
 
+class MaskWithCounts:
+    """The mask stage's batch function on the ray engine: (masked document, masked words, words) per document,
+    the counts the local path accumulates with :func:`veil.pipeline.mask_batch`."""
+
+    def __init__(self, settings: tuple[Any, ...]) -> None:
+        from veil.pipeline import build_engine
+
+        self.engine = build_engine(*settings)
+
+    def __call__(self, docs: list[Any]) -> list[tuple[Any, int, int]]:
+        from veil.mask.placeholders import render
+        from veil.mask.stats import masked_word_counts
+
+        return [(render(d, s, self.engine.style), *masked_word_counts(d.text, s))
+                for d, s in zip(docs, self.engine.detect(docs))]
+
+
 class ExperimentRunner:
     def __init__(self, spec: ExperimentSpec, out: Path, progress: bool = True,
                  only_methods: list[str] | None = None, only_techniques: list[str] | None = None,
@@ -157,7 +174,7 @@ class ExperimentRunner:
         from veil.train.lm import LMSettings
 
         self.spec, self.out, self.progress = spec, Path(out), progress
-        # engine "ray": the fill stage runs on veil.engine.ray_engine (engine_options: workers, address, ...)
+        # engine "ray": the mask and fill stages run on veil.engine.ray_engine (engine_options: workers, address)
         self.engine, self.engine_options = engine, dict(engine_options or {})
         self.cache = StageCache(spec.cache or self.out / "cache")
         self.lm = LMSettings.from_dict({"seed": spec.seed, **spec.lm})
@@ -220,11 +237,25 @@ class ExperimentRunner:
             from veil.io.records import write_masked
             from veil.pipeline import build_engine, mask_batch
 
-            engine = build_engine([tech], self.spec.style, {tech: options} if options else None,
-                                  keep=self.spec.keep)
+            settings = ([tech], self.spec.style, {tech: options} if options else None, (), tuple(self.spec.keep))
+            engine = build_engine(*settings)  # bad names / options fail here, on either engine
             counts: dict[str, int] = {}
 
             def masked() -> Any:
+                if self.engine == "ray":  # the same batches on Ray actors (each builds the masker once)
+                    from functools import partial
+
+                    from veil.engine.ray_engine import map_batches_ordered
+
+                    opts = {k: v for k, v in self.engine_options.items() if k in ("workers", "address", "device")}
+                    results = map_batches_ordered(partial(MaskWithCounts, settings), docs, batch_size=512, **opts)
+                    for md, m, w in tqdm(results, total=len(docs), desc=f"mask {tech}", disable=not self.progress,
+                                         leave=False):
+                        counts["masked"] = counts.get("masked", 0) + m
+                        counts["words"] = counts.get("words", 0) + w
+                        md.meta = {}
+                        yield md
+                    return
                 for s in tqdm(range(0, len(docs), 512), desc=f"mask {tech}", disable=not self.progress, leave=False):
                     for md in mask_batch(docs[s:s + 512], engine, counts):
                         md.meta = {}

@@ -25,6 +25,9 @@ class Masker:
     """
 
     name: str = "masker"
+    #: True when ``detect_batch`` spends its time in native code that releases the GIL (onnxruntime):
+    #: the engine then runs it in a thread beside the other maskers, so two cores work at once
+    releases_gil: bool = False
 
     def detect(self, text: str) -> list[Span]:
         raise NotImplementedError

@@ -59,8 +59,8 @@ class MaskingEngine:
         views = [detection_view(d.text) for d in docs]
         texts = [v for v, _ in views]
         per_doc: list[list[Span]] = [[] for _ in docs]
-        for masker in self.maskers:
-            for i, spans in enumerate(masker.detect_batch(texts)):
+        for found in self._detect_all(texts):
+            for i, spans in enumerate(found):
                 per_doc[i].extend(spans)
         out = []
         for d, (view, offsets), spans in zip(docs, views, per_doc):
@@ -72,6 +72,18 @@ class MaskingEngine:
                 spans = self._cut_protected(d.text, spans)
             out.append(merge_spans(spans))
         return out
+
+    def _detect_all(self, texts: list[str]) -> list[list[list[Span]]]:
+        """Every masker's spans, in masker order; one that releases the GIL runs in a thread meanwhile."""
+        background = [m for m in self.maskers if m.releases_gil] if len(self.maskers) > 1 else []
+        if not background:
+            return [m.detect_batch(texts) for m in self.maskers]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=len(background)) as pool:
+            futures = {id(m): pool.submit(m.detect_batch, texts) for m in background}
+            here = {id(m): m.detect_batch(texts) for m in self.maskers if not m.releases_gil}
+            return [futures[id(m)].result() if id(m) in futures else here[id(m)] for m in self.maskers]
 
     def _protected(self, text: str) -> list[tuple[int, int]]:
         regions = lookalike_spans(text)

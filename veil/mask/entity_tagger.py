@@ -235,7 +235,8 @@ def propagate(text: str, spans: list[Span], source: str, score: float = PROPAGAT
 # Words that start sentences or sit before names without being part of them.
 _NOT_NAME_WORDS = frozenset("""a an and as at before by during for from he her his i in it its mr mrs ms dr
 of on she since that the their then there these they this those to under until upon we when where which
-while who with after about against between however although""".split())
+while who with after about against between however although
+hi hello hey dear thanks bye goodbye yes yeah okay ok well oh""".split())  # greetings: "Hi Tom" is no two-word name
 _NEXT_WORD = re.compile(r"[ \t]{1,2}([^\W\d_][\w'’.-]*)")
 _PREV_WORD = re.compile(r"([^\W\d_][\w'’.-]*)[ \t]{1,2}$")
 _PAREN = re.compile(r"[ \t]?\(([^()\n]{1,80})\)")
@@ -288,6 +289,24 @@ def extend(text: str, spans: list[Span]) -> list[Span]:
             start += 4  # "the United Kingdom": the article is no part of the name
         out.append(Span(start, end, s.label, s.source, s.score) if (start, end) != (s.start, s.end) else s)
     return out
+
+
+_GREETING = re.compile(r"(?:hi|hello|hey|dear|thanks|thank\s+you|bye|goodbye|morning|evening)\b[\s,]*", re.IGNORECASE)
+_NAME_LABELS = EXTENDED_LABELS
+
+
+def _trimmed(text: str, start: int, end: int, label: str) -> tuple[int, int] | None:
+    """spaCy's small model errs in two ways that mask the wrong words: a greeting taken into a name
+    ("Hi Tom" as one PERSON), and a date or number called an organisation ("03/14/1985" as ORG).
+    The greeting is cut off; a name, organisation or place without a letter is no such thing
+    (the number detectors mask digits)."""
+    if label in _NAME_LABELS and not any(c.isalpha() for c in text[start:end]):
+        return None
+    if label == "PERSON_NAME":
+        m = _GREETING.match(text, start)
+        if m and m.end() < end:
+            start = m.end()
+    return start, end
 
 
 def _sentence_end(text: str, pos: int) -> bool:
@@ -363,13 +382,16 @@ class EntityTaggerMasker(Masker):
             if text.strip() and text not in unique:
                 unique[text] = len(unique)
         found: list[list[Span]] = [[] for _ in unique]
+        text_of = list(unique)
         wanted, source = self._wanted, self.name
         for u, piece, doc in self._tag(unique):
             for ent in doc.ents:
                 label = wanted.get(ent.label_)
                 start = piece.start + ent.start_char
                 if label is not None and piece.own_start <= start < piece.own_end:
-                    found[u].append(Span(start, piece.start + ent.end_char, label, source, TAGGER_SCORE))
+                    span = _trimmed(text_of[u], start, piece.start + ent.end_char, label)
+                    if span is not None:
+                        found[u].append(Span(*span, label, source, TAGGER_SCORE))
         for text, u in unique.items():
             spans = found[u]
             if spans and self.extend:

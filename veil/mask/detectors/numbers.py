@@ -225,6 +225,8 @@ _NUM_WORDS_RE = "|".join(sorted((w for w in _NUMBER_WORDS if w not in ("o", "oh"
 # an amount: digits ("1,470,000", "5,699.21") or number words ("twenty-four", "two hundred")
 _AMOUNT = (r"(?:\d[\d,.]*\d|\d|(?:" + _NUM_WORDS_RE + r"|hundred|thousand)(?:[\s-]+(?:"
            + _NUM_WORDS_RE + r"|hundred|thousand|million|billion|point|and))*)(?:\s+(?:thousand|million|billion|bn|m))?")
+#: verbs ending in "s" that follow a number without counting anything ("the card ... expires")
+_COUNTED_VERBS = r"(?:expires|ends|starts|begins|goes|comes|means|says|does|has|was|is|gets|makes|takes|works|runs)"
 _UNIT = r"(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)"
 
 
@@ -280,8 +282,11 @@ class QuantityDetector(PatternDetector):
     label = "QUANTITY"
     MERGE_OVERLAPS = True
     PATTERNS = ((r"\b" + _AMOUNT + r"\s?" + _MEASURES + r"(?![\w/])", 0.6),
-                # counted things: "79 packages", "seven other persons", "fifty-five hearings"
-                (r"\b" + _AMOUNT + r"\s+(?:other\s+|more\s+|separate\s+|further\s+)?(?:[a-z]+\s+)?[a-z]{3,}s\b", 0.55))
+                # counted things: "79 packages", "seven other persons", "fifty-five hearings"; not the
+                # last group of a longer number followed by a verb ("4111 1111 1111 1111 expires":
+                # the card number is the number detectors', and "1111 expires" counts nothing)
+                (r"\b(?<!\d[\s\-./])" + _AMOUNT + r"\s+(?:other\s+|more\s+|separate\s+|further\s+)?"
+                 r"(?!" + _COUNTED_VERBS + r"\b)(?:[a-z]+\s+)?(?!" + _COUNTED_VERBS + r"\b)[a-z]{3,}s\b", 0.55))
     FLAGS = re.IGNORECASE
 
 
