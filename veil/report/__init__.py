@@ -14,7 +14,7 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
     ``examples``: training documents shown original -> masked -> filled (see
     :func:`veil.report.examples.collect_examples`); the report then holds their original text.
     """
-    from veil.report.tables import add_gap, atomic_write, to_csv, to_markdown, wall_times_markdown
+    from veil.report.tables import add_gap, atomic_write, to_csv, to_markdown, wall_times_markdown, wer_markdown
 
     out = Path(out)
     add_gap(rows)
@@ -24,10 +24,12 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
     atomic_write(out / "results.csv", to_csv(rows))
     md = to_markdown(rows, methods, techniques, title)
     times = wall_times_markdown(rows)
+    wer = wer_markdown(rows, methods, techniques)
     from veil.task.stage import task_markdown
 
     task_md = task_markdown(rows, methods, techniques, getattr(spec, "task", None))
     atomic_write(out / "results.md", md + (f"\n{task_md}" if task_md else "")
+                 + (f"\n### Word error rate with the LM fused in (ASR)\n\n{wer}" if wer else "")
                  + "\n### Wall time per stage (seconds, when computed)\n\n" + times)
     if html:
         from veil.report.html import describe_method, extra_sections, method_colours, noise_note, plots, render_html
@@ -49,5 +51,6 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
                     f["colour"] = colours.get(f["method"], "#888")
         page = render_html(title=title, results_md=md, times_md=times, figures=plots(rows, methods, techniques, colours),
                            audit=extra_sections(extra_files), legend=legend, techniques=techniques,
-                           noise=noise_note(rows), examples=examples or [], notes=notes, task_md=task_md)
+                           noise=noise_note(rows), examples=examples or [], notes=notes, task_md=task_md,
+                           wer_md=wer)
         atomic_write(out / "report.html", page)

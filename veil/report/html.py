@@ -229,7 +229,7 @@ def noise_note(rows: Sequence[dict[str, Any]]) -> str:
 
 def render_html(*, title: str, results_md: str, times_md: str, figures: list[dict[str, str]], audit: str,
                 legend: list[dict[str, str]], techniques: Sequence[str], noise: str, examples: list[dict[str, Any]],
-                notes: str = "", task_md: str = "") -> str:
+                notes: str = "", task_md: str = "", wer_md: str = "") -> str:
     """report.html from the Jinja2 template ``templates/report.html.j2``."""
     import datetime
 
@@ -241,7 +241,9 @@ def render_html(*, title: str, results_md: str, times_md: str, figures: list[dic
                       trim_blocks=True, lstrip_blocks=True)
     return env.get_template("report.html.j2").render(
         title=title, version=__version__, date=datetime.date.today().isoformat(), notes=notes,
-        results_table=md_to_html(_table_only(results_md)), times_table=md_to_html(times_md), figures=figures,
+        results_table=md_to_html(_table_only(results_md)),
+        wer_table=md_to_html(_table_only(wer_md)) if wer_md else "", wer_note=wer_md.split("\n", 1)[0] if wer_md else "",
+        times_table=md_to_html(times_md), figures=figures,
         legend=legend, noise=noise, audit=audit, examples=examples,
         task_table=md_to_html(_table_only(task_md)) if task_md else "",
         task_note=next((ln for ln in task_md.splitlines() if ln and not ln.startswith(("#", "|"))), ""),

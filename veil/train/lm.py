@@ -429,3 +429,32 @@ def load(path: Path) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM
 
     return AutoModelForCausalLM.from_pretrained(path), load_vocab(path)
+
+
+def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings) -> list[float]:
+    """log p(text <eos> | <eos>) of each text in nats (the ASR rescoring's LM score), batched.
+
+    Each text is scored as the perplexity stream scores a sentence: after ``<eos>``, its end
+    included, in blocks of ``context`` tokens when it is longer.
+    """
+    import torch
+
+    dev = _device(s)
+    model.to(dev).eval()
+    rows: list[list[int]] = []
+    owner: list[int] = []
+    for i, t in enumerate(texts):
+        for b in blocks(stream_ids(vocab, [t]), s.context):  # any vocabulary: built or a pre-trained tokenizer
+            rows.append(b)
+            owner.append(i)
+    order = sorted(range(len(rows)), key=lambda j: len(rows[j]))  # similar lengths together: less padding
+    out = [0.0] * len(texts)
+    with torch.no_grad():
+        for k in range(0, len(order), s.batch_size):
+            idx = order[k:k + s.batch_size]
+            x, valid, attn = _batch([rows[j] for j in idx], vocab.pad_id, dev)
+            with autocast(s):
+                nll = token_nll(model, x, valid, attn).double().sum(dim=1).cpu().tolist()
+            for j, v in zip(idx, nll):
+                out[owner[j]] -= v
+    return out
