@@ -117,3 +117,14 @@ def test_shipped_detector_finds_names_in_any_case(text, expected):
     surfaces = [text[s.start:s.end] for s in spans]
     for e in expected:
         assert any(e in s or s in e and len(s) > 3 for s in surfaces), (e, surfaces)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("precision", ["int8", "fp32"])
+def test_shipped_detector_spans_do_not_depend_on_the_batch(precision):
+    """The shipped int8 copy has static activation scales: batch 1 and batch 64 give the same spans."""
+    texts = ["hi this is john smith calling about my account", "My card is 4111 1111 1111 1111.",
+             "yeah i spoke to maria gonzalez at acme corporation in chicago last week", "uh-huh",
+             "my zip is nine four one one oh and my email is j smith at gmail dot com"] * 3
+    alone = [NeuralTaggerMasker(precision=precision, batch_size=1).detect(t) for t in texts]
+    assert NeuralTaggerMasker(precision=precision, batch_size=64).detect_batch(texts) == alone

@@ -19,7 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True,
                    help="the shared data folder (conll2003/, wnut17/, tab/, presidio_synth/); held-out "
                         "parts are never read for training")
-    p.add_argument("-o", "--output", "--out", dest="out", required=True, help="output folder (detector.safetensors + detector.json); "
+    p.add_argument("-o", "--output", "--out", dest="out", required=True, help="output folder (detector.json, detector.safetensors for torch, "
+                                                "detector.onnx and detector.int8.onnx for masking); "
                                                 "use it with --masker neural_tagger --set neural_tagger.model=OUT")
     p.add_argument("--progress", default=None, help="append one progress line per log interval to this file")
     defaults = DetectorTrainConfig()
