@@ -300,3 +300,15 @@ def test_real_minilm_on_switchboard(shared_data, tmp_path):
         "oracle", ORACLE, [d.text for d in train])
     majority = max(sum(d.meta["da_tag"] == t for d in test) for t in {"sd", "b", "sv"}) / len(test)
     assert cols["da_accuracy"] > majority + 0.15 and cols["da_macro_f1"] > 0.1
+
+
+def test_trainable_layers_freeze_the_rest(tmp_path):
+    from veil.task.classifier import freeze_below, load_classifier
+
+    model, _ = load_classifier(str(tiny_bert(tmp_path / "bert", ["yes", "no"])), 3)
+    freeze_below(model, 1)
+    grads = {n: p.requires_grad for n, p in model.named_parameters()}
+    assert not any(v for n, v in grads.items() if "embeddings" in n or "layer.0." in n)
+    assert all(v for n, v in grads.items() if "layer.1." in n or "classifier" in n)
+    with pytest.raises(VeilError, match="only 2 layers"):
+        freeze_below(model, 3)
