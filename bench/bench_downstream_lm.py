@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ranks", default="8,32", help="LoRA ranks to time")
     ap.add_argument("--only", default="", help="comma-separated configurations (eval, lora-rR, full, gpt2)")
+    ap.add_argument("--precisions", default="fp32,bf16", help="comma-separated: fp32, bf16")
     args = ap.parse_args(argv)
 
     import torch
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         bl = lm.blocks(lm.stream_ids(vocab, data), args.context)
         rows.append(("gpt2", "fp32", lm.n_params(model), time_config(model, vocab, bl, s, args.batch, args.steps, True)))
     configs = [("eval", None)] + [(f"lora-r{r}", int(r)) for r in args.ranks.split(",") if r] + [("full", None)]
-    for precision in ("fp32", "bf16"):
+    for precision in [p for p in args.precisions.split(",") if p]:
         for name, rank in configs:
             if not wanted(name):
                 continue
@@ -119,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             trainable = sum(p.numel() for p in model.parameters() if p.requires_grad) if name != "eval" else 0
             tps = time_config(model, vocab, bl, s, args.batch, args.steps, name != "eval")
             rows.append((name, precision, trainable, tps))
-            print(f"{name:8s} {precision}: {tps:8.0f} tokens/s", file=sys.stderr, flush=True)
+            load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+            print(f"{name:8s} {precision}: {tps:8.0f} tokens/s  ({load})", file=sys.stderr, flush=True)
             del model
     base = next((r[3] for r in rows if r[0] == "gpt2"), None)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()

@@ -157,3 +157,14 @@ def test_experiment_with_a_pretrained_downstream_lm(tiny_model, tmp_path):
     exp["pretrain"] = {"path": str(tmp_path / "train.txt")}
     path.write_text(yaml.safe_dump(exp))
     assert veil(["experiment", "run", str(path), "--out", str(out), "--no-progress"]) == 2
+
+
+def test_sentence_logprobs_of_a_pretrained_lm_match_its_perplexity_stream(tiny_model):
+    """The ASR rescoring's LM score works with a pre-trained model's tokenizer: one sentence's log-prob is
+    minus the NLL the perplexity stream gives it (same ``<eos>`` context, its end included)."""
+    s = settings(tiny_model)
+    model, vocab = lm.load_pretrained(tiny_model)
+    texts = ["the cat sees the dog in the barn .", "a [MASK] likes the fox"]
+    got = lm.sentence_logprobs(model, vocab, texts, s)
+    for t, lp in zip(texts, got):
+        assert lp == pytest.approx(-lm.perplexity(model, vocab, [t], s, progress=False)["nll"], rel=1e-4)
