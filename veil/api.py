@@ -176,7 +176,7 @@ def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "n
     """Detect personal data and replace it by placeholders.
 
     ``texts``: a string (or ``Document``), a list of them, or any iterable (streamed in batches).
-    ``maskers``: registry names (``veil ls``) or ``Masker`` objects; default entity_tagger + dlp.
+    ``maskers``: registry names (``veil ls``) or ``Masker`` objects; default neural_tagger + dlp.
     ``placeholder``: ``numbered`` (``[PERSON_NAME_1]``, the same number for the same entity within a
     text), ``typed`` (``[PERSON_NAME]``) or ``mask`` (``[MASK]`` per word, the paper's style).
     ``options``: per-masker options, ``{"dlp": {"min_score": 0.6}}``.
