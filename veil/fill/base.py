@@ -114,6 +114,19 @@ def lora_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {names.get(k, k): v for k, v in options.items()}
 
 
+def lora_finetune(name: str, train: Any, docs: Sequence[MaskedDocument], output_dir: Any, *,
+                  texts: Sequence[str] | None, data: str, rounds: int, model: Any, seed: int, progress: bool,
+                  options: Mapping[str, Any]) -> dict[str, Any]:
+    """The one-round LoRA fine-tuning hook of the causal fillers: ``train(texts, output_dir, ...)`` on the
+    texts :func:`finetune_texts` picks, the CLI's option names mapped; an unknown option is a ``VeilError``."""
+    texts = finetune_texts(name, docs, data, texts, rounds)
+    try:
+        info = train(texts, output_dir, model=model, seed=seed, progress=progress, **lora_options(options))
+    except TypeError as e:
+        raise VeilError(f"{name} fine-tuning: {e}") from None
+    return {"texts": len(texts), **(info or {})}
+
+
 def doc_rng(seed: int, doc_id: str) -> random.Random:
     """The RNG of one document: a function of the run's seed and the document id only."""
     h = hashlib.sha256(f"{seed}\x00{doc_id}".encode()).digest()

@@ -547,16 +547,11 @@ class LLMFiller(CandidateFiller):
     def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
                  progress=True, **options):
         """Next-token LoRA on the corpus text (:func:`veil.fill.llm_finetune.finetune_causal` options)."""
-        from veil.fill.base import finetune_texts, lora_options
+        from veil.fill.base import lora_finetune
         from veil.fill.llm_finetune import finetune_causal
 
-        texts = finetune_texts(cls.name, docs, data, texts, rounds)
-        try:
-            info = finetune_causal(texts, output_dir, model=model, seed=seed, progress=progress,
-                                   **lora_options(options))
-        except TypeError as e:
-            raise VeilError(f"llm fine-tuning: {e}") from None
-        return {"texts": len(texts), **(info or {})}
+        return lora_finetune(cls.name, finetune_causal, docs, output_dir, texts=texts, data=data, rounds=rounds,
+                             model=model, seed=seed, progress=progress, options=options)
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, n_candidates: int = 32, max_word_tokens: int = 6,

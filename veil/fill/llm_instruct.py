@@ -196,15 +196,10 @@ class InstructLLMFiller(CandidateFiller):
     def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
                  progress=True, **options):
         """LoRA on "Predict the [MASK] tokens" prompts made from the text (:func:`finetune_instruct` options)."""
-        from veil.fill.base import finetune_texts, lora_options
+        from veil.fill.base import lora_finetune
 
-        texts = finetune_texts(cls.name, docs, data, texts, rounds)
-        try:
-            info = finetune_instruct(texts, output_dir, model=model, seed=seed, progress=progress,
-                                     **lora_options(options))
-        except TypeError as e:
-            raise VeilError(f"llm-instruct fine-tuning: {e}") from None
-        return {"texts": len(texts), **(info or {})}
+        return lora_finetune(cls.name, finetune_instruct, docs, output_dir, texts=texts, data=data, rounds=rounds,
+                             model=model, seed=seed, progress=progress, options=options)
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, gen_batch_size: int = 16, max_new_tokens: int | None = None,
