@@ -70,6 +70,19 @@ def test_lora_trains_only_adapters_and_round_trips(tiny_model, tmp_path):
     assert vocab2.model_name == tiny_model
 
 
+def test_finetune_steps_give_every_variant_the_same_budget(tiny_model):
+    """``steps``: the same number of optimiser steps whatever the text's length (Baseline 0's "[MASK]"s make
+    more blocks than the original; with epochs it would get more steps)."""
+    s = settings(tiny_model, lora_r=4, lora_alpha=8, lora_dropout=0.0)
+    short, long = TEXTS[:6], [t.replace("the", "the [MASK] [MASK]") for t in TEXTS]
+    by_epochs = [lm.train(lm.adaptable(lm.load_pretrained(tiny_model)[0], s), lm.load_pretrained(tiny_model)[1],
+                          texts, s, epochs=1, lr=1e-2, progress=False)["steps"] for texts in (short, long)]
+    assert by_epochs[0] < by_epochs[1]
+    by_steps = [lm.train(lm.adaptable(lm.load_pretrained(tiny_model)[0], s), lm.load_pretrained(tiny_model)[1],
+                         texts, s, epochs=1, lr=1e-2, progress=False, steps=3)["steps"] for texts in (short, long)]
+    assert by_steps == [3, 3]
+
+
 def test_full_fine_tuning_saves_the_weights(tiny_model, tmp_path):
     s = settings(tiny_model, adapt="full")
     model, vocab = lm.load_pretrained(tiny_model)
@@ -124,6 +137,8 @@ def test_bf16_autocast_matches_fp32_loosely(tiny_model):
     ({"model": "x", "adapt": "prefix"}, "lora or full"),
     ({"precision": "fp8"}, "fp32 or bf16"),
     ({"model": "x", "lora_rank": 4}, "unknown LM setting"),
+    ({"finetune_steps": 0}, "positive whole number"),
+    ({"finetune_steps": 2.5}, "positive whole number"),
 ])
 def test_settings_that_cannot_be_honoured_are_errors(given, message):
     with pytest.raises(VeilError, match=message):

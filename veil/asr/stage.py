@@ -126,7 +126,10 @@ class ASREvaluation:
 
             model, vocab = lm.load(lm_dir)
             texts = [lm_text(h["text"], self.s.text_form) for r in records for h in r["hyps"]]
-            flat = lm.sentence_logprobs(model, vocab, texts, self.lm_settings)
+            # hypotheses that differ only in case or punctuation are one text for the LM: each is scored once
+            unique = list(dict.fromkeys(texts))
+            scored = dict(zip(unique, lm.sentence_logprobs(model, vocab, unique, self.lm_settings)))
+            flat = [scored[t] for t in texts]
             out, k = [], 0
             for r in records:
                 out.append(flat[k:k + len(r["hyps"])])

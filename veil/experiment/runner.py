@@ -403,7 +403,8 @@ class ExperimentRunner:
         settings = {"pretrain": pre_key, "texts": texts_hash(texts), "mask_loss_weight": mask_loss_weight,
                     **self._tokenization(),
                     "epochs": s.finetune_epochs, "lr": s.finetune_lr, "batch_size": s.batch_size, "seed": s.seed,
-                    "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps, **s.adaptation_key()}
+                    "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps, **s.adaptation_key(),
+                    **({"steps": s.finetune_steps} if s.finetune_steps is not None else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
             import torch
@@ -412,7 +413,8 @@ class ExperimentRunner:
             model = lm.adaptable(model, s)
             torch.manual_seed(s.seed)
             info = lm.train(model, vocab, texts, s, epochs=s.finetune_epochs, lr=s.finetune_lr,
-                            mask_loss_weight=mask_loss_weight, desc=f"fine-tune {label}", progress=self.progress)
+                            mask_loss_weight=mask_loss_weight, desc=f"fine-tune {label}", progress=self.progress,
+                            steps=s.finetune_steps)
             lm.save(model, vocab, tmp, info)
             return info
 

@@ -72,6 +72,10 @@ class LMSettings:
     pretrain_epochs: float = 1.0
     pretrain_lr: float = 2e-3
     finetune_epochs: float = 2.0
+    # every fine-tuning run takes exactly this many optimiser steps: one training budget for every corpus
+    # variant (None: finetune_epochs over the variant's own blocks, so a variant whose text is more tokens
+    # long, such as Baseline 0's "[MASK]"s, also gets more steps)
+    finetune_steps: int | None = None
     finetune_lr: float = 5e-4
     weight_decay: float = 0.01
     warmup_steps: int = 50
@@ -100,6 +104,8 @@ class LMSettings:
             raise VeilError("lm.lora_r must be at least 1")
         if s.n_embd % s.n_head:
             raise VeilError(f"lm.n_embd ({s.n_embd}) must be a multiple of lm.n_head ({s.n_head})")
+        if s.finetune_steps is not None and (not isinstance(s.finetune_steps, int) or s.finetune_steps < 1):
+            raise VeilError(f"lm.finetune_steps must be a positive whole number, not {s.finetune_steps!r}")
         if min(s.n_layer, s.n_embd, s.n_head, s.context, s.batch_size, s.seeds) < 1 or s.context < 2:
             raise VeilError("lm sizes must be positive and context at least 2")
         return s
@@ -297,9 +303,11 @@ def token_nll(model: Any, x: Any, valid: Any, attn: Any) -> Any:
 
 
 def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, *, epochs: float, lr: float,
-          mask_loss_weight: float = 1.0, desc: str = "train", progress: bool = True) -> dict[str, Any]:
+          mask_loss_weight: float = 1.0, desc: str = "train", progress: bool = True,
+          steps: int | None = None) -> dict[str, Any]:
     """Next-token training on ``texts``; positions whose target is (part of) ``[MASK]`` weigh ``mask_loss_weight``.
-    Trains the parameters that require a gradient (all of them, or a peft model's adapters)."""
+    Trains the parameters that require a gradient (all of them, or a peft model's adapters), for ``steps``
+    optimiser steps when given, else ``epochs`` passes over the blocks."""
     import random
 
     import torch
@@ -316,7 +324,7 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
     if not bl or len(bl[0]) < 2:
         raise VeilError(f"{desc}: no training text")
     steps_per_epoch = math.ceil(len(bl) / s.batch_size)
-    total = max(1, int(round(steps_per_epoch * epochs)))
+    total = steps if steps is not None else max(1, int(round(steps_per_epoch * epochs)))
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=s.weight_decay)
     warm = min(s.warmup_steps, max(1, total // 10))
