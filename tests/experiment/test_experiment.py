@@ -180,7 +180,7 @@ def test_bad_experiment_files(tmp_path):
     assert veil(["experiment", "run", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "o")]) == 2
 
 
-@pytest.mark.parametrize("name", ["switchboard", "ptb", "demo", "switchboard_smollm2", "ptb_smollm2"])
+@pytest.mark.parametrize("name", ["switchboard", "ptb", "demo", "demo_gpt2", "switchboard_smollm2", "ptb_smollm2"])
 def test_shipped_experiment_files_parse(name):
     from veil.experiment.spec import ROOT, load_spec
 

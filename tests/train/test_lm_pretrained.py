@@ -169,6 +169,9 @@ def test_experiment_with_a_pretrained_downstream_lm(tiny_model, tmp_path):
     assert set(rows) == {("", "pretrained"), ("", "oracle"), ("vocab_threshold", "baseline0"),
                          ("vocab_threshold", "baseline1")}
     assert rows[("", "oracle")] < rows[("", "pretrained")] / 2
+    # where the gap lies works with the model's own tokenizer too (its per-class sums are checked inside)
+    assert veil(["experiment", "gap", str(path), "--out", str(out), "--technique", "vocab_threshold"]) == 0
+    assert (out / "gap_by_word_vocab_threshold.json").is_file()
     exp["pretrain"] = {"path": str(tmp_path / "train.txt")}
     path.write_text(yaml.safe_dump(exp))
     assert veil(["experiment", "run", str(path), "--out", str(out), "--no-progress"]) == 2

@@ -71,14 +71,19 @@ def token_labels(vocab: Any, texts: Sequence[str], labels: Sequence[Sequence[Lab
     from veil.textutil import WORD_RE
     from veil.train.tokenizer import BPEVocab
 
-    if not isinstance(vocab, BPEVocab):
-        raise VeilError("veil experiment gap needs the BPE tokeniser (lm.tokenizer: bpe)")
+    from veil.train.lm import CausalLMTokens
+
+    if isinstance(vocab, BPEVocab):  # the config-built GPT-2's byte-level BPE (a tokenizers.Tokenizer)
+        offsets = [enc.offsets for enc in vocab.tok.encode_batch(list(texts), add_special_tokens=False)]
+    elif isinstance(vocab, CausalLMTokens):  # a pre-trained lm.model's own (fast) tokenizer
+        offsets = vocab.tok(list(texts), add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    else:
+        raise VeilError("veil experiment gap needs token offsets: lm.tokenizer: bpe, or a pre-trained lm.model")
     out: list[Label] = []
-    encs = vocab.tok.encode_batch(list(texts), add_special_tokens=False)
-    for text, enc, lab in zip(texts, encs, labels):
+    for text, offs, lab in zip(texts, offsets, labels):
         words = [(m.start(), m.end()) for m in WORD_RE.finditer(text)]
         j = 0
-        for a, b in enc.offsets:
+        for a, b in offs:
             while j < len(words) and words[j][1] <= a:
                 j += 1
             inside = j < len(words) and words[j][0] < max(b, a + 1) and a < words[j][1]

@@ -456,10 +456,17 @@ def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[s
             rows.append(b)
             owner.append(i)
     order = sorted(range(len(rows)), key=lambda j: len(rows[j]))  # similar lengths together: less padding
+    # batches of up to batch_size x context tokens (the training batch's size): short sentences go many at once
+    budget = s.batch_size * s.context
+    batches: list[list[int]] = []
+    for j in order:
+        if batches and (len(batches[-1]) + 1) * len(rows[j]) <= budget:
+            batches[-1].append(j)
+        else:
+            batches.append([j])
     out = [0.0] * len(texts)
     with torch.no_grad():
-        for k in range(0, len(order), s.batch_size):
-            idx = order[k:k + s.batch_size]
+        for idx in batches:
             x, valid, attn = _batch([rows[j] for j in idx], vocab.pad_id, dev)
             with autocast(s):
                 nll = token_nll(model, x, valid, attn).double().sum(dim=1).cpu().tolist()
