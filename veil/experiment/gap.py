@@ -69,9 +69,8 @@ def word_labels(texts: Sequence[str], masked_spans: Sequence[Sequence[tuple[int,
 def token_labels(vocab: Any, texts: Sequence[str], labels: Sequence[Sequence[Label]]) -> list[Label]:
     """The label of every token of the stream (aligned with ``stream_nll``): its word's, or :data:`OTHER`."""
     from veil.textutil import WORD_RE
-    from veil.train.tokenizer import BPEVocab
-
     from veil.train.lm import CausalLMTokens
+    from veil.train.tokenizer import BPEVocab
 
     if isinstance(vocab, BPEVocab):  # the config-built GPT-2's byte-level BPE (a tokenizers.Tokenizer)
         offsets = [enc.offsets for enc in vocab.tok.encode_batch(list(texts), add_special_tokens=False)]
