@@ -51,6 +51,7 @@ def test_manifest_reader(tmp_path):
     ('{"audio": "a.wav"}', "audio"),
     ('{"audio": "missing.wav", "text": "x"}', "does not exist"),
     ('{"audio": "a.wav", "text": ""}', "empty reference"),
+    ('{"id": "u", "audio": "a.wav", "text": "x"}\n{"id": "u", "audio": "a.wav", "text": "y"}', "used twice: u"),
 ])
 def test_bad_manifests_are_clear_errors(tmp_path, line, message):
     write_wav(tmp_path / "a.wav", tone(), 16000)

@@ -143,8 +143,9 @@ def read_speech(path: Path) -> list[Utterance]:
 def _checked(utts: list[Utterance], source: Path) -> list[Utterance]:
     if not utts:
         raise VeilError(f"{source}: no utterances")
-    ids = [u.id for u in utts]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
+    from collections import Counter
+
+    dup = sorted(i for i, n in Counter(u.id for u in utts).items() if n > 1)
     if dup:
         raise VeilError(f"{source}: utterance id(s) used twice: {', '.join(dup[:5])}")
     empty = [u.id for u in utts if not u.text]

@@ -75,7 +75,7 @@ def token_labels(vocab: Any, texts: Sequence[str], labels: Sequence[Sequence[Lab
     if isinstance(vocab, BPEVocab):  # the config-built GPT-2's byte-level BPE (a tokenizers.Tokenizer)
         offsets = [enc.offsets for enc in vocab.tok.encode_batch(list(texts), add_special_tokens=False)]
     elif isinstance(vocab, CausalLMTokens):  # a pre-trained lm.model's own (fast) tokenizer
-        offsets = vocab.tok(list(texts), add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        offsets = vocab.encode_with_offsets(texts)[1]
     else:
         raise VeilError("veil experiment gap needs token offsets: lm.tokenizer: bpe, or a pre-trained lm.model")
     out: list[Label] = []

@@ -146,11 +146,16 @@ class CausalLMTokens:
     def __len__(self) -> int:
         return len(self.tok)
 
+    def encode_with_offsets(self, texts: Sequence[str]) -> tuple[list[list[int]], list[list[tuple[int, int]]]]:
+        """Each text's token ids (no ``<eos>``) and their character offsets: the one tokenisation of a text
+        that the stream (:meth:`encode_with_mask_flags`) and ``veil experiment gap``'s alignment share."""
+        enc = self.tok(list(texts), add_special_tokens=False, return_offsets_mapping=True)
+        return enc["input_ids"], enc["offset_mapping"]
+
     def encode_with_mask_flags(self, texts: Sequence[str]) -> list[tuple[list[int], list[bool]]]:
         """Each text's ids + ``<eos>``, and for each id whether its characters overlap a ``[MASK]``."""
-        enc = self.tok(list(texts), add_special_tokens=False, return_offsets_mapping=True)
         out = []
-        for text, ids, offsets in zip(texts, enc["input_ids"], enc["offset_mapping"]):
+        for text, ids, offsets in zip(texts, *self.encode_with_offsets(texts)):
             spans = [m.span() for m in _MASK_TEXT.finditer(text)]
             flags = [any(a < me and ms < b for ms, me in spans) for a, b in offsets] if spans else [False] * len(ids)
             out.append((list(ids) + [self.eos_id], flags + [False]))
