@@ -17,7 +17,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from veil.errors import VeilError
 from veil.experiment.cache import StageCache, stable_hash, texts_hash
@@ -401,7 +401,7 @@ class ExperimentRunner:
 
         s = self.lm if seed is None else dataclasses.replace(self.lm, seed=seed)
         settings = {"pretrain": pre_key, "texts": texts_hash(texts), "mask_loss_weight": mask_loss_weight,
-                    **self._tokenization(),
+                    **self._tokenization(texts),
                     "epochs": s.finetune_epochs, "lr": s.finetune_lr, "batch_size": s.batch_size, "seed": s.seed,
                     "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps, **s.adaptation_key(),
                     **({"steps": s.finetune_steps} if s.finetune_steps is not None else {})}
@@ -423,7 +423,7 @@ class ExperimentRunner:
     def evaluate(self, ft_dir: Path, ft_key: str, test: list[str], test_key: str, label: str) -> dict[str, Any]:
         from veil.train import lm
 
-        settings = {"lm": ft_key, "test": test_key, "context": self.lm.context, **self._tokenization(),
+        settings = {"lm": ft_key, "test": test_key, "context": self.lm.context, **self._tokenization(test),
                     **({"precision": self.lm.precision} if self.lm.precision != "fp32" else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
@@ -435,11 +435,17 @@ class ExperimentRunner:
         _, meta = self.cache.run("evaluate", stable_hash(settings), settings, work)
         return meta
 
-    def _tokenization(self) -> dict[str, Any]:
+    def _tokenization(self, texts: Sequence[str] = ()) -> dict[str, Any]:
         """Part of the LM stages' keys: the BPE stream changed with ``BPEVocab.TOKENIZATION`` 2 (the
         pre-training key carries it only for a corpus holding ``[MASK]`` or ``<unk>``: the streams of
-        other corpora did not change, and their pre-trained models stay valid)."""
-        if self.lm.tokenizer != "bpe" or self.lm.model:
+        other corpora did not change, and their pre-trained models stay valid). A pre-trained
+        ``lm.model``'s stream changed with ``lm.STREAM_VERSION`` 2 only for ``texts`` with whitespace at an
+        edge (PTB's lines), so only their stages carry it."""
+        if self.lm.model:
+            from veil.train.lm import STREAM_VERSION
+
+            return {"stream": STREAM_VERSION} if any(t != t.strip() for t in texts) else {}
+        if self.lm.tokenizer != "bpe":
             return {}
         from veil.train.tokenizer import BPEVocab
 
