@@ -439,12 +439,12 @@ class ExperimentRunner:
         """Part of the LM stages' keys: the BPE stream changed with ``BPEVocab.TOKENIZATION`` 2 (the
         pre-training key carries it only for a corpus holding ``[MASK]`` or ``<unk>``: the streams of
         other corpora did not change, and their pre-trained models stay valid). A pre-trained
-        ``lm.model``'s stream changed with ``lm.STREAM_VERSION`` 2 only for ``texts`` with whitespace at an
-        edge (PTB's lines), so only their stages carry it."""
+        ``lm.model``'s stream changed with ``lm.STREAM_VERSION`` 2 only for ``texts`` ending in whitespace
+        (PTB's lines), so only their stages carry it."""
         if self.lm.model:
             from veil.train.lm import STREAM_VERSION
 
-            return {"stream": STREAM_VERSION} if any(t != t.strip() for t in texts) else {}
+            return {"stream": STREAM_VERSION} if any(t != t.rstrip() for t in texts) else {}
         if self.lm.tokenizer != "bpe":
             return {}
         from veil.train.tokenizer import BPEVocab
