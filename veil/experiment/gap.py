@@ -72,9 +72,9 @@ def token_labels(vocab: Any, texts: Sequence[str], labels: Sequence[Sequence[Lab
     from veil.train.lm import CausalLMTokens
     from veil.train.tokenizer import BPEVocab
 
-    if isinstance(vocab, BPEVocab):  # the config-built GPT-2's byte-level BPE (a tokenizers.Tokenizer)
-        offsets = [enc.offsets for enc in vocab.tok.encode_batch(list(texts), add_special_tokens=False)]
-    elif isinstance(vocab, CausalLMTokens):  # a pre-trained lm.model's own (fast) tokenizer
+    # the config-built GPT-2's byte-level BPE, or a pre-trained lm.model's own (fast) tokenizer: the offsets of
+    # the very tokenisation their streams use
+    if isinstance(vocab, (BPEVocab, CausalLMTokens)):
         offsets = vocab.encode_with_offsets(texts)[1]
     else:
         raise VeilError("veil experiment gap needs token offsets: lm.tokenizer: bpe, or a pre-trained lm.model")

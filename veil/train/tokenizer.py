@@ -112,8 +112,14 @@ class BPEVocab:
             ids.append(self.eos_id)
         return ids
 
+    def encode_with_offsets(self, texts: Sequence[str]) -> tuple[list[list[int]], list[list[tuple[int, int]]]]:
+        """Each text's ids (no ``<eos>``) and their character offsets: the one tokenisation the stream
+        (:meth:`encode_batch`) and ``veil experiment gap``'s alignment share."""
+        enc = self.tok.encode_batch(list(texts), add_special_tokens=False)
+        return [e.ids for e in enc], [e.offsets for e in enc]
+
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
-        return [e.ids + [self.eos_id] for e in self.tok.encode_batch(list(texts), add_special_tokens=False)]
+        return [ids + [self.eos_id] for ids in self.encode_with_offsets(texts)[0]]
 
     def save(self, path: str | Path) -> None:
         self.tok.save(str(path))
