@@ -147,3 +147,33 @@ def test_sentence_logprobs_with_a_pretrained_models_own_tokenizer():
     assert lm.sentence_logprobs(model, vocab, texts[:1], s)[0] == pytest.approx(-stream, rel=1e-5)
     batched = lm.sentence_logprobs(model, vocab, texts, s)
     assert batched == pytest.approx([lm.sentence_logprobs(model, vocab, [t], s)[0] for t in texts], rel=1e-4)
+
+
+def test_hypotheses_are_scored_in_the_form_of_the_corpus_lines(tmp_path):
+    """PTB's lines all start with a space, so an LM with a pre-trained tokenizer learnt each first word as `` the``:
+    the recogniser's ``the ...`` is scored as `` the ...`` (and keyed apart from a run without the space)."""
+    from veil.asr.settings import ASRSettings
+    from veil.asr.stage import ASREvaluation, shared_lead
+    from veil.experiment.cache import StageCache
+    from veil.models.smollm2 import build_tiny_causal_lm
+    from veil.train import lm
+
+    assert shared_lead([" the cat sat ", " a dog "]) == " "
+    assert shared_lead([" the cat", "a dog"]) == "" and shared_lead(["the cat", "a dog"]) == ""
+    texts = sentences(8, 9)
+    model, tok = build_tiny_causal_lm([" " + t for t in texts], vocab_size=300, hidden_size=32)
+    vocab = lm.CausalLMTokens(tok, "tiny")
+    s = lm.LMSettings.from_dict({"context": 32, "batch_size": 4})
+    lm.save(model, vocab, tmp_path / "lm", {})
+    records = [{"id": "u0", "split": "test", "reference": t, "hyps": [{"text": t.rstrip(" ."), "logprob": -1.0}]}
+               for t in texts[:3]]
+    cache = StageCache(tmp_path / "cache")
+    ev = ASREvaluation(ASRSettings.from_dict({"speech": "audio"}), cache, tmp_path, lm_settings=s, progress=False)
+    plain, _ = ev.lm_scores(tmp_path / "lm", "lmkey", records, "nb")
+    spaced, _ = ev.lm_scores(tmp_path / "lm", "lmkey", records, "nb", lead=" ")
+    loaded, lvocab = lm.load(tmp_path / "lm")
+    hyps = [r["hyps"][0]["text"] for r in records]
+    assert [x[0] for x in spaced] == pytest.approx(lm.sentence_logprobs(loaded, lvocab, [" " + h for h in hyps], s), rel=1e-5)
+    assert [x[0] for x in plain] == pytest.approx(lm.sentence_logprobs(loaded, lvocab, hyps, s), rel=1e-5)
+    assert [x[0] for x in plain] != pytest.approx([x[0] for x in spaced])
+    assert len(cache.computed) == 2  # the lead is part of the key

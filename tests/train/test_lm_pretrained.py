@@ -152,6 +152,21 @@ def test_bf16_autocast_matches_fp32_loosely(tiny_model):
     assert math.isfinite(bf16["perplexity"]) and bf16["perplexity"] == pytest.approx(fp32, rel=0.05)
 
 
+@pytest.mark.parametrize("native", [True, False])
+def test_auto_precision_is_bf16_only_where_the_device_computes_it_natively(monkeypatch, caplog, native):
+    """``auto`` resolves when read (keys and results name what ran); bf16 asked of a CPU that emulates it warns."""
+    from veil.models import smollm2
+
+    monkeypatch.setattr(smollm2, "native_bf16", lambda device: native)
+    auto = lm.LMSettings.from_dict({"precision": "auto", "device": "cpu"})
+    assert auto.precision == ("bf16" if native else "fp32")
+    assert auto.adaptation_key() == ({"precision": "bf16"} if native else {})
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="veil.train.lm"):
+        assert lm.LMSettings.from_dict({"precision": "bf16", "device": "cpu"}).precision == "bf16"
+    assert ("emulated" in caplog.text) is (not native)
+
+
 @pytest.mark.parametrize("given, message", [
     ({"model": "x", "n_layer": 2}, "do not apply to a pre-trained"),
     ({"model": "x", "tokenizer": "word"}, "do not apply to a pre-trained"),
@@ -159,7 +174,7 @@ def test_bf16_autocast_matches_fp32_loosely(tiny_model):
     ({"adapt": "lora"}, "do not apply to the config-built"),
     ({"model": "x", "adapt": "full", "lora_r": 4}, "need lm.adapt: lora"),
     ({"model": "x", "adapt": "prefix"}, "lora or full"),
-    ({"precision": "fp8"}, "fp32 or bf16"),
+    ({"precision": "fp8"}, "fp32, bf16 or auto"),
     ({"model": "x", "lora_rank": 4}, "unknown LM setting"),
     ({"finetune_steps": 0}, "positive whole number"),
     ({"finetune_steps": 2.5}, "positive whole number"),

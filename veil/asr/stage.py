@@ -23,6 +23,17 @@ from veil.textutil import count_words
 log = logging.getLogger(__name__)
 
 
+def shared_lead(texts: Sequence[str]) -> str:
+    """The leading whitespace every text starts with, ``""`` when they differ (PTB's lines all start with a space).
+
+    A downstream LM with a pre-trained tokenizer learns a sentence's first word in the form its
+    training lines give it (`` the`` after a PTB line's space, ``the`` elsewhere); hypotheses are
+    scored in that form, not the recogniser's.
+    """
+    leads = {t[:len(t) - len(t.lstrip())] for t in texts}
+    return leads.pop() if len(leads) == 1 else ""
+
+
 def select_sentences(texts: Sequence[str], s: ASRSettings, seed: int) -> list[tuple[str, str, str]]:
     """``(id, spoken text, corpus text)`` of the first ``dev + sentences`` test sentences fit to be spoken."""
     from veil.asr.text import spoken_text
@@ -115,17 +126,19 @@ class ASREvaluation:
         return self._nbest
 
     # ------------------------------------------------------------------ LM scores and WER
-    def lm_scores(self, lm_dir: Path, lm_key: str, records: list[dict[str, Any]], nbest_key: str) -> tuple[list[list[float]], float]:
+    def lm_scores(self, lm_dir: Path, lm_key: str, records: list[dict[str, Any]], nbest_key: str,
+                  lead: str = "") -> tuple[list[list[float]], float]:
+        """Each hypothesis's ``log p`` under one LM, in the corpus's form with ``lead`` before it (see :func:`shared_lead`)."""
         from veil.asr.text import lm_text
 
         settings = {"lm": lm_key, "nbest": nbest_key, "text_form": self.s.text_form,
-                    "context": getattr(self.lm_settings, "context", None)}
+                    "context": getattr(self.lm_settings, "context", None), **({"lead": lead} if lead else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
             from veil.train import lm
 
             model, vocab = lm.load(lm_dir)
-            texts = [lm_text(h["text"], self.s.text_form) for r in records for h in r["hyps"]]
+            texts = [lead + lm_text(h["text"], self.s.text_form) for r in records for h in r["hyps"]]
             # hypotheses that differ only in case or punctuation are one text for the LM: each is scored once
             unique = list(dict.fromkeys(texts))
             scored = dict(zip(unique, lm.sentence_logprobs(model, vocab, unique, self.lm_settings)))
@@ -160,8 +173,9 @@ class ASREvaluation:
         dev = [i for i, r in enumerate(records) if r["split"] == "dev"]
         test = [i for i, r in enumerate(records) if r["split"] == "test"]
         dev_lists, test_lists = [lists[i] for i in dev], [lists[i] for i in test]
+        lead = shared_lead(test_texts)
         oracle = oracle_lm()
-        oscores, _ = self.lm_scores(cache_root / oracle, oracle, records, nbest_key)
+        oscores, _ = self.lm_scores(cache_root / oracle, oracle, records, nbest_key, lead)
         lam, beta, dev_wer = rescore.tune(dev_lists, [oscores[i] for i in dev], self.s.lm_weights, self.s.word_bonus)
         log.info("asr: lambda %.2f, beta %.2f tuned on %d dev utterances with the Oracle LM (dev WER %.2f%%)",
                  lam, beta, len(dev), dev_wer)
@@ -169,7 +183,7 @@ class ASREvaluation:
         for row in rows:
             if not row.get("lm_dir"):
                 continue
-            scores, secs = self.lm_scores(cache_root / row["lm_dir"], row["lm_dir"], records, nbest_key)
+            scores, secs = self.lm_scores(cache_root / row["lm_dir"], row["lm_dir"], records, nbest_key, lead)
             row.update(fixed, wer=rescore.rescored_wer(test_lists, [scores[i] for i in test], lam, beta), asr_s=secs)
             log.info("WER %s/%s: %.2f%%", row["technique"] or "-", row["method"], row["wer"])
         no_lm = {"technique": "", "method": "no_lm", "perplexity": None, "perplexity_seeds": [], **fixed,

@@ -60,7 +60,10 @@ class LMSettings:
     lora_alpha: int = 32
     lora_dropout: float = 0.05
     lora_targets: str = "all-linear"  # peft target_modules: "all-linear" or comma-separated module names
-    precision: str = "fp32"  # "bf16": training and evaluation under torch.autocast(bfloat16), fp32 weights
+    # "bf16": training and evaluation under torch.autocast(bfloat16), fp32 weights; "auto": bf16 where the
+    # device computes it natively (a CPU with AVX-512 BF16 or AMX, a GPU that supports it), else fp32.
+    # Resolved when the settings are read, so keys and results name the precision that ran.
+    precision: str = "fp32"
     arch: str = "gpt2"  # a name in veil.registry.downstream_lms: a factory (settings, vocab) -> causal LM
     n_layer: int = 2
     n_embd: int = 256
@@ -101,8 +104,18 @@ class LMSettings:
         s = cls(**d)
         if s.adapt not in ("lora", "full"):
             raise VeilError(f"lm.adapt must be lora or full, not {s.adapt!r}")
-        if s.precision not in ("fp32", "bf16"):
-            raise VeilError(f"lm.precision must be fp32 or bf16, not {s.precision!r}")
+        if s.precision not in ("fp32", "bf16", "auto"):
+            raise VeilError(f"lm.precision must be fp32, bf16 or auto, not {s.precision!r}")
+        if s.precision != "fp32":
+            from veil.models.smollm2 import native_bf16
+
+            native = native_bf16(_device(s))
+            if s.precision == "auto":
+                s.precision = "bf16" if native else "fp32"
+                log.info("lm.precision auto: %s on %s", s.precision, _device(s))
+            elif not native:
+                log.warning("lm.precision bf16 on %s, which has no native bfloat16: it is emulated, several times "
+                            "slower than fp32 (precision: auto picks fp32 here)", _device(s))
         if s.lora_r < 1:
             raise VeilError("lm.lora_r must be at least 1")
         if s.n_embd % s.n_head:
