@@ -115,6 +115,30 @@ def test_wer_rows_tuning_and_cache(tmp_path, fake_recogniser, capsys):
     assert set(part) == {("allow_list", "baseline0"), ("", "no_lm")}
     assert part[("allow_list", "baseline0")]["wer"] == rows[("allow_list", "baseline0")]["wer"]
 
+    # another dev / test split of the same 30 utterances: the n-best lists are reused, the split is this run's
+    out3 = tmp_path / "out3"
+    capsys.readouterr()
+    assert veil(["experiment", "run", str(exp), "--out", str(out3), "--no-progress", "--method", "baseline0",
+                 "--set", "asr.dev=15", "--set", "asr.sentences=15"]) == 0
+    assert fake_recogniser.built == 1
+    assert {r["asr_test_utterances"] for r in read_rows(out3)} == {"15"}
+
+
+def test_without_lm_weight_the_fusion_keeps_the_recognisers_own_choice():
+    """The acoustic term is the recogniser's length-normalised score (x the first hypothesis's length): at
+    lambda = beta = 0 the fused choice is its first hypothesis, although a shorter one has the higher total log p."""
+    from veil.asr import rescore
+
+    hyps = [{"text": "the cat sat on the mat", "score": -0.20, "tokens": 10, "logprob": -2.0},
+            {"text": "the cat sat", "score": -0.30, "tokens": 5, "logprob": -1.5}]
+    acoustic = rescore.acoustic_scores(hyps)
+    assert acoustic == pytest.approx([-2.0, -3.0])
+    nb = rescore.NBest(acoustic, [6, 3], [0, 3], 6)
+    assert rescore.choose(nb, [-20.0, -10.0], 0.0, 0.0) == 0  # the raw log p (-2.0 vs -1.5) would pick the short one
+    assert rescore.choose(nb, [-20.0, -10.0], 1.0, 0.0) == 1  # an LM weight can still overrule it
+    with pytest.raises(Exception, match="at least one hypothesis"):
+        rescore.acoustic_scores([])
+
 
 def test_sentence_logprobs_match_the_perplexity_stream_and_do_not_depend_on_batching():
     import math
@@ -165,8 +189,8 @@ def test_hypotheses_are_scored_in_the_form_of_the_corpus_lines(tmp_path):
     vocab = lm.CausalLMTokens(tok, "tiny")
     s = lm.LMSettings.from_dict({"context": 32, "batch_size": 4})
     lm.save(model, vocab, tmp_path / "lm", {})
-    records = [{"id": "u0", "split": "test", "reference": t, "hyps": [{"text": t.rstrip(" ."), "logprob": -1.0}]}
-               for t in texts[:3]]
+    records = [{"id": f"u{i}", "reference": t, "hyps": [{"text": t.rstrip(" ."), "score": -0.1, "tokens": 9}]}
+               for i, t in enumerate(texts[:3])]
     cache = StageCache(tmp_path / "cache")
     ev = ASREvaluation(ASRSettings.from_dict({"speech": "audio"}), cache, tmp_path, lm_settings=s, progress=False)
     plain, _ = ev.lm_scores(tmp_path / "lm", "lmkey", records, "nb")

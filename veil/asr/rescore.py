@@ -18,7 +18,7 @@ from veil.errors import VeilError
 class NBest:
     """One utterance's n-best list: per hypothesis its ASR log-probability, length and word errors."""
 
-    asr: list[float]  # total log p_asr (nats)
+    asr: list[float]  # log p_asr (nats): see :func:`acoustic_scores`
     words: list[int]  # words of the hypothesis (the word bonus counts these)
     errors: list[int]  # word errors against the reference
     ref_words: int
@@ -26,6 +26,22 @@ class NBest:
     def __post_init__(self) -> None:
         if not self.asr or not len(self.asr) == len(self.words) == len(self.errors):
             raise VeilError("an n-best list needs one ASR score, word count and error count per hypothesis")
+
+
+def acoustic_scores(hyps: Sequence[dict]) -> list[float]:
+    """The ``log p_asr`` of each hypothesis for the fusion: its length-normalised score (the one the
+    recogniser ranks its beam by) times the first hypothesis's token count.
+
+    So with lambda = beta = 0 the fused choice is the recogniser's own first hypothesis (ASR-without-LM
+    lies inside the tuning grid), while the term keeps the scale of a sentence's log-probability for
+    lambda. The raw total log-probability (``score x own length``) favours short hypotheses, which the
+    recogniser's length normalisation does not: with it, a small dev split tuned beta to undo that and
+    the Oracle LM raised the demo's WER from 20.2% to 25.6%.
+    """
+    if not hyps:
+        raise VeilError("an n-best list needs at least one hypothesis")
+    n = max(1, int(hyps[0].get("tokens") or 1))
+    return [float(h["score"]) * n for h in hyps]
 
 
 def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:

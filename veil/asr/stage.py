@@ -90,7 +90,8 @@ class ASREvaluation:
         return utts, meta["key"], meta["seconds"]
 
     def nbest(self, test_texts: Sequence[str]) -> tuple[list[dict[str, Any]], str, float]:
-        """Per utterance ``{id, split, reference, hyps}``; recognised once per test set and recogniser."""
+        """Per utterance ``{id, reference, hyps}``; recognised once per test set and recogniser (the first
+        ``asr.dev`` are the development split)."""
         if self._nbest is not None:
             return self._nbest
         from veil.asr.recognise import WhisperNBest, default_model_path, load_audio, model_identity
@@ -113,9 +114,8 @@ class ASREvaluation:
             with (tmp / "nbest.jsonl").open("w", encoding="utf-8") as f:
                 for i in tqdm(range(0, len(utts), 4), desc="recognise", disable=not self.progress, leave=False):
                     part = utts[i:i + 4]
-                    for j, (u, hyps) in enumerate(zip(part, rec.nbest_lists([load_audio(u.audio) for u in part]))):
-                        split = "dev" if i + j < s.dev else "test"
-                        f.write(json.dumps({"id": u.id, "split": split, "reference": u.text, "hyps": hyps},
+                    for u, hyps in zip(part, rec.nbest_lists([load_audio(u.audio) for u in part])):
+                        f.write(json.dumps({"id": u.id, "reference": u.text, "hyps": hyps},
                                            ensure_ascii=False) + "\n")
             return {"utterances": len(utts), "model": str(model)}
 
@@ -128,11 +128,13 @@ class ASREvaluation:
     # ------------------------------------------------------------------ LM scores and WER
     def lm_scores(self, lm_dir: Path, lm_key: str, records: list[dict[str, Any]], nbest_key: str,
                   lead: str = "") -> tuple[list[list[float]], float]:
-        """Each hypothesis's ``log p`` under one LM, in the corpus's form with ``lead`` before it (see :func:`shared_lead`)."""
+        """Each hypothesis's ``log p`` under one LM, for ``records`` (all of the n-best lists, or some of
+        them: their ids are in the key), in the corpus's form with ``lead`` before it (see :func:`shared_lead`)."""
         from veil.asr.text import lm_text
 
         settings = {"lm": lm_key, "nbest": nbest_key, "text_form": self.s.text_form,
-                    "context": getattr(self.lm_settings, "context", None), **({"lead": lead} if lead else {})}
+                    "context": getattr(self.lm_settings, "context", None), "utterances": stable_hash([r["id"] for r in records]),
+                    **({"lead": lead} if lead else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
             from veil.train import lm
@@ -167,15 +169,17 @@ class ASREvaluation:
         lists = []
         for r in records:
             errs, ref_words = rescore.hypothesis_errors(normalise(r["reference"]), [normalise(h["text"]) for h in r["hyps"]])
-            lists.append(rescore.NBest([h["logprob"] for h in r["hyps"]],
+            lists.append(rescore.NBest(rescore.acoustic_scores(r["hyps"]),
                                        [count_words(lm_text(h["text"], self.s.text_form)) for h in r["hyps"]],
                                        errs, ref_words))
-        dev = [i for i, r in enumerate(records) if r["split"] == "dev"]
-        test = [i for i, r in enumerate(records) if r["split"] == "test"]
+        # the split follows this run's asr.dev (the n-best lists' key holds only dev + sentences)
+        dev, test = list(range(min(self.s.dev, len(records)))), list(range(self.s.dev, len(records)))
         dev_lists, test_lists = [lists[i] for i in dev], [lists[i] for i in test]
         lead = shared_lead(test_texts)
         oracle = oracle_lm()
+        # the Oracle LM scores every list (it tunes lambda and beta on dev); the other LMs only the test lists
         oscores, _ = self.lm_scores(cache_root / oracle, oracle, records, nbest_key, lead)
+        test_records = [records[i] for i in test]
         lam, beta, dev_wer = rescore.tune(dev_lists, [oscores[i] for i in dev], self.s.lm_weights, self.s.word_bonus)
         log.info("asr: lambda %.2f, beta %.2f tuned on %d dev utterances with the Oracle LM (dev WER %.2f%%)",
                  lam, beta, len(dev), dev_wer)
@@ -183,8 +187,11 @@ class ASREvaluation:
         for row in rows:
             if not row.get("lm_dir"):
                 continue
-            scores, secs = self.lm_scores(cache_root / row["lm_dir"], row["lm_dir"], records, nbest_key, lead)
-            row.update(fixed, wer=rescore.rescored_wer(test_lists, [scores[i] for i in test], lam, beta), asr_s=secs)
+            if row["lm_dir"] == oracle:
+                scores, secs = [oscores[i] for i in test], 0.0
+            else:
+                scores, secs = self.lm_scores(cache_root / row["lm_dir"], row["lm_dir"], test_records, nbest_key, lead)
+            row.update(fixed, wer=rescore.rescored_wer(test_lists, scores, lam, beta), asr_s=secs)
             log.info("WER %s/%s: %.2f%%", row["technique"] or "-", row["method"], row["wer"])
         no_lm = {"technique": "", "method": "no_lm", "perplexity": None, "perplexity_seeds": [], **fixed,
                  "wer": rescore.first_best_wer(test_lists), "nbest_oracle_wer": rescore.oracle_wer(test_lists),
