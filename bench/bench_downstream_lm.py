@@ -11,6 +11,8 @@ corpus when ``shared/`` is absent) as one token stream cut into blocks of ``--co
 
 - ``eval``: forward only, no gradient (the ``evaluate`` stage);
 - ``lora-rR``: forward + backward + AdamW step of LoRA adapters of rank R on every linear layer;
+- ``lora-rR-topN`` (``--lora-layers N,...``): the same with adapters on the top N layers only
+  (``lm.lora_layers``; back-propagation stops at the lowest adapted layer);
 - ``full``: the same for every weight (full fine-tuning);
 - ``gpt2``: veil's config-built 2-layer, 256-wide GPT-2 (the other downstream LM), full training, fp32:
   the baseline the pre-trained LM's cost is compared with.
@@ -78,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=4, help="timed steps per configuration (after one warm-up)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ranks", default="8,32", help="LoRA ranks to time")
+    ap.add_argument("--lora-layers", default="", help="also time LoRA on the top N layers only (comma-separated N)")
     ap.add_argument("--only", default="", help="comma-separated configurations (eval, lora-rR, full, gpt2)")
     ap.add_argument("--precisions", default="fp32,bf16", help="comma-separated: fp32, bf16")
     args = ap.parse_args(argv)
@@ -102,14 +105,19 @@ def main(argv: list[str] | None = None) -> int:
         model = lm.make_model(s, vocab)
         bl = lm.blocks(lm.stream_ids(vocab, data), args.context)
         rows.append(("gpt2", "fp32", lm.n_params(model), time_config(model, vocab, bl, s, args.batch, args.steps, True)))
-    configs = [("eval", None)] + [(f"lora-r{r}", int(r)) for r in args.ranks.split(",") if r] + [("full", None)]
+    ranks = [int(r) for r in args.ranks.split(",") if r]
+    tops = [int(n) for n in args.lora_layers.split(",") if n]
+    configs = ([("eval", None, None)] + [(f"lora-r{r}", r, None) for r in ranks]
+               + [(f"lora-r{r}-top{n}", r, n) for r in ranks for n in tops] + [("full", None, None)])
     for precision in [p for p in args.precisions.split(",") if p]:
-        for name, rank in configs:
+        for name, rank, top in configs:
             if not wanted(name):
                 continue
             kw = {"model": args.model, "context": args.context, "precision": precision}
             if rank:
                 kw.update(lora_r=rank, lora_alpha=2 * rank)
+            if top:
+                kw["lora_layers"] = top
             elif name == "full":
                 kw["adapt"] = "full"
             s = lm.LMSettings.from_dict(kw)

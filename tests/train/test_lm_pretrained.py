@@ -94,6 +94,27 @@ def test_lora_trains_only_adapters_and_round_trips(tiny_model, tmp_path):
     assert vocab2.model_name == tiny_model
 
 
+def test_lora_layers_adapt_only_the_top_layers(tiny_model, tmp_path):
+    """``lora_layers: 1`` on the 2-layer model: adapters (all linear layers) in layer 1 only, no gradient
+    reaches layer 0, the saved adapter loads with the same subset, and the key says so."""
+    s = settings(tiny_model, lora_r=4, lora_alpha=8, lora_dropout=0.0, lora_layers=1)
+    assert s.adaptation_key()["lora"][-1] == 1 and len(settings(tiny_model).adaptation_key()["lora"]) == 4
+    model, vocab = lm.load_pretrained(tiny_model)
+    peft_model = lm.adaptable(model, s)
+    adapted = {n.split(".layers.")[1].split(".")[0] for n, p in peft_model.named_parameters() if p.requires_grad}
+    assert adapted == {"1"}
+    kinds = {n.split(".lora_A")[0].rsplit(".", 1)[-1] for n, p in peft_model.named_parameters() if "lora_A" in n}
+    assert {"q_proj", "v_proj", "down_proj"} <= kinds  # all-linear inside the layer
+    info = lm.train(peft_model, vocab, TEXTS, s, epochs=4, lr=3e-2, progress=False)
+    assert info["last_loss"] < info["first_loss"]
+    ppl = lm.perplexity(peft_model, vocab, TEXTS[:3], s, progress=False)["perplexity"]
+    lm.save(peft_model, vocab, tmp_path / "ft", {"steps": info["steps"]})
+    loaded, vocab2 = lm.load(tmp_path / "ft")
+    assert lm.perplexity(loaded, vocab2, TEXTS[:3], s, progress=False)["perplexity"] == pytest.approx(ppl, rel=1e-4)
+    with pytest.raises(VeilError, match="has 2 layers"):
+        lm.adaptable(lm.load_pretrained(tiny_model)[0], settings(tiny_model, lora_layers=3))
+
+
 def test_finetune_steps_give_every_variant_the_same_budget(tiny_model):
     """``steps``: the same number of optimiser steps whatever the text's length (Baseline 0's "[MASK]"s make
     more blocks than the original; with epochs it would get more steps)."""
@@ -178,6 +199,9 @@ def test_auto_precision_is_bf16_only_where_the_device_computes_it_natively(monke
     ({"model": "x", "lora_rank": 4}, "unknown LM setting"),
     ({"finetune_steps": 0}, "positive whole number"),
     ({"finetune_steps": 2.5}, "positive whole number"),
+    ({"model": "x", "lora_layers": 0}, "positive whole number"),
+    ({"model": "x", "lora_layers": "top"}, "positive whole number"),
+    ({"lora_layers": 2}, "do not apply to the config-built"),
 ])
 def test_settings_that_cannot_be_honoured_are_errors(given, message):
     with pytest.raises(VeilError, match=message):
