@@ -116,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             kw = {"model": args.model, "context": args.context, "precision": precision}
             if rank:
                 kw.update(lora_r=rank, lora_alpha=2 * rank)
-            if top:
-                kw["lora_layers"] = top
+                if top:
+                    kw["lora_layers"] = top
             elif name == "full":
                 kw["adapt"] = "full"
             s = lm.LMSettings.from_dict(kw)

@@ -61,8 +61,8 @@ class LMSettings:
     lora_dropout: float = 0.05
     lora_targets: str = "all-linear"  # peft target_modules: "all-linear" or comma-separated module names
     # adapters on the top N transformer layers only (None: every layer). Back-propagation then stops at the
-    # lowest adapted layer: a LoRA step on SmolLM2-135M with the top 10 of 30 layers runs 1.7x as many tokens/s
-    # on a CPU (docs/experiments.md)
+    # lowest adapted layer: a LoRA step on SmolLM2-135M with the top 8 of 30 layers runs about 1.9x as many
+    # tokens/s on a CPU (docs/experiments.md)
     lora_layers: int | None = None
     # "bf16": training and evaluation under torch.autocast(bfloat16), fp32 weights; "auto": bf16 where the
     # device computes it natively (a CPU with AVX-512 BF16 or AMX, a GPU that supports it), else fp32.
