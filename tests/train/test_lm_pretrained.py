@@ -95,8 +95,8 @@ def test_lora_trains_only_adapters_and_round_trips(tiny_model, tmp_path):
 
 
 def test_lora_layers_adapt_only_the_top_layers(tiny_model, tmp_path):
-    """``lora_layers: 1`` on the 2-layer model: adapters (all linear layers) in layer 1 only, no gradient
-    reaches layer 0, the saved adapter loads with the same subset, and the key says so."""
+    """``lora_layers: 1`` on the 2-layer model: adapters (all linear layers) in layer 1 only, nothing in
+    layer 0 trained, the saved adapter loads with the same subset, and the key says so."""
     s = settings(tiny_model, lora_r=4, lora_alpha=8, lora_dropout=0.0, lora_layers=1)
     assert s.adaptation_key()["lora"][-1] == 1 and len(settings(tiny_model).adaptation_key()["lora"]) == 4
     model, vocab = lm.load_pretrained(tiny_model)
