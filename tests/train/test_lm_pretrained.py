@@ -3,6 +3,7 @@ or full fine-tuning; a tiny config-built Llama saved to disk stands in for SmolL
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -249,3 +250,42 @@ def test_sentence_logprobs_of_a_pretrained_lm_match_its_perplexity_stream(tiny_m
     got = lm.sentence_logprobs(model, vocab, texts, s)
     for t, lp in zip(texts, got):
         assert lp == pytest.approx(-lm.perplexity(model, vocab, [t], s, progress=False)["nll"], rel=1e-4)
+
+
+def test_evaluations_share_the_frozen_trunk_below_the_adapters(tiny_model, tmp_path):
+    """``lora_layers: 1``: the LMs adapted above layer 1 share layer 0 with the pre-trained model. The first
+    evaluation stores the state entering layer 1 per batch, the next model computes only layer 1 and the output
+    layer, and its perplexity and ASR scores are those of its whole forward (``share_trunk: false``). A model
+    whose bottom layer differs (LoRA on every layer) is never given a stored state."""
+    s = settings(tiny_model, lora_r=4, lora_alpha=8, lora_dropout=0.0, lora_layers=1)
+    whole = settings(tiny_model, lora_r=4, lora_alpha=8, lora_dropout=0.0, lora_layers=1, share_trunk=False)
+    test, hyps = TEXTS[:5], ["the cat sees the dog", "the cat seas the dog .", "a hen likes the fox"]
+    lm.TRUNK.clear()
+    base, vocab = lm.load_pretrained(tiny_model)
+    base_ppl = lm.perplexity(base, vocab, test, s, progress=False)["perplexity"]
+    base_lp = lm.sentence_logprobs(base, vocab, hyps, s)
+    assert lm.TRUNK.hits == 0 and lm.TRUNK.misses > 0 and lm.TRUNK.states
+    assert "LlamaForCausalLM" in lm.TRUNK.verified
+
+    def adapted(cfg: lm.LMSettings, name: str):
+        model, vocab = lm.load_pretrained(tiny_model)
+        peft_model = lm.adaptable(model, cfg)
+        lm.train(peft_model, vocab, TEXTS, cfg, epochs=4, lr=3e-2, progress=False)
+        lm.save(peft_model, vocab, tmp_path / name)
+        return lm.load(tmp_path / name)
+
+    top, vocab = adapted(s, "top")
+    hits = lm.TRUNK.hits
+    shared = lm.perplexity(top, vocab, test, s, progress=False)["perplexity"], lm.sentence_logprobs(top, vocab, hyps, s)
+    assert lm.TRUNK.hits > hits  # the stored states served this model
+    alone = lm.perplexity(top, vocab, test, whole, progress=False)["perplexity"], lm.sentence_logprobs(top, vocab, hyps, whole)
+    assert shared[0] == pytest.approx(alone[0], rel=1e-6) and shared[1] == pytest.approx(alone[1], rel=1e-6)
+    assert shared[0] != pytest.approx(base_ppl, rel=1e-3) and shared[1] != pytest.approx(base_lp, rel=1e-3)
+
+    every = dataclasses.replace(s, lora_layers=None)
+    other, vocab = adapted(every, "every")  # its layer 0 changed: another fingerprint, nothing shared
+    hits = lm.TRUNK.hits
+    ppl = lm.perplexity(other, vocab, test, s, progress=False)["perplexity"]
+    assert lm.TRUNK.hits == hits
+    assert ppl == pytest.approx(lm.perplexity(other, vocab, test, whole, progress=False)["perplexity"], rel=1e-9)
+    lm.TRUNK.clear()

@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 #: kind is an error (it would be ignored)
 BUILT_ONLY = ("arch", "n_layer", "n_embd", "n_head", "vocab_size", "tokenizer", "dropout", "pretrain_epochs",
               "pretrain_lr")
-PRETRAINED_ONLY = ("adapt", "lora_r", "lora_alpha", "lora_dropout", "lora_targets", "lora_layers")
+PRETRAINED_ONLY = ("adapt", "lora_r", "lora_alpha", "lora_dropout", "lora_targets", "lora_layers", "share_trunk")
 #: where a fine-tuned pre-trained ``model`` (or the unadapted one) is described in a saved LM folder
 PRETRAINED_META = "veil_lm.json"
 #: how a pre-trained lm.model's token stream is made (2: whitespace at a text's end not tokenised); in the keys
@@ -64,6 +64,9 @@ class LMSettings:
     # lowest adapted layer: a LoRA step on SmolLM2-135M with the top 8 of 30 layers runs about 1.9x as many
     # tokens/s on a CPU (docs/experiments.md)
     lora_layers: int | None = None
+    # with lora_layers: evaluations share the layers below the adapters (the same weights in every adapted LM)
+    # through veil.train.lm.TRUNK, computed once per test batch; the same logits, about half the evaluation time
+    share_trunk: bool = True
     # "bf16": training and evaluation under torch.autocast(bfloat16), fp32 weights; "auto": bf16 where the
     # device computes it natively (a CPU with AVX-512 BF16 or AMX, a GPU that supports it), else fp32.
     # Resolved when the settings are read, so keys and results name the precision that ran.
@@ -240,11 +243,8 @@ def _layer_stack(model: Any) -> tuple[str, int, list[str]]:
     its length, and the names of the linear layers inside it (what ``all-linear`` adapts there)."""
     import torch
 
-    stacks = [(name, m) for name, m in model.named_modules()
-              if isinstance(m, torch.nn.ModuleList) and len(m) and all(type(x) is type(m[0]) for x in m)]
-    if not stacks:
-        raise VeilError("lm.lora_layers: the model has no list of transformer layers")
-    name, stack = max(stacks, key=lambda x: len(x[1]))
+    name = _layer_stack_name(model)
+    stack = model.get_submodule(name)
     linear = sorted({n.rsplit(".", 1)[-1] for n, m in stack[0].named_modules()
                      if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Conv1D"})
     return name.rsplit(".", 1)[-1], len(stack), linear
@@ -353,14 +353,23 @@ def autocast(s: LMSettings) -> Any:
     return torch.autocast(device_type=_device(s).split(":")[0], dtype=torch.bfloat16)
 
 
-def token_nll(model: Any, x: Any, valid: Any, attn: Any) -> Any:
-    """NLL of every target position (shape batch x (len-1)); padding targets are 0 and ``valid`` says which."""
+def token_nll(model: Any, x: Any, valid: Any, attn: Any, trunk: tuple[int, str] | None = None) -> Any:
+    """NLL of every target position (shape batch x (len-1)); padding targets are 0 and ``valid`` says which.
+    ``trunk``: (layer, tag) to share the layers below it through :data:`TRUNK` (evaluation only)."""
+    import torch
     import torch.nn.functional as F
 
-    logits = model(input_ids=x, attention_mask=attn).logits[:, :-1]
-    tgt = x[:, 1:]
-    nll = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), tgt.reshape(-1), reduction="none")
-    return nll.view(tgt.shape) * valid[:, 1:]
+    if trunk is not None:
+        logits = TRUNK.logits(model, x, attn, *trunk)
+    else:
+        logits = model(input_ids=x, attention_mask=attn).logits
+    # every position's logits with the next token as target, the last one ignored: slicing the logits instead
+    # (batch x len x 49K for SmolLM2) made the backward pass zero-fill and copy a tensor of their size (7% of a step)
+    tgt = torch.full_like(x, -100)
+    tgt[:, :-1] = x[:, 1:]
+    nll = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), tgt.reshape(-1), reduction="none",
+                          ignore_index=-100)
+    return nll.view(x.shape)[:, :-1] * valid[:, 1:]
 
 
 def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, *, epochs: float, lr: float,
@@ -435,12 +444,13 @@ def stream_nll(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s:
     dev = _device(s)
     model.to(dev).eval()
     bl = blocks(stream_ids(vocab, texts), s.context)
+    trunk = _trunk(s, model, dev)
     with torch.no_grad():
         for i in tqdm(range(0, len(bl), s.batch_size), desc=desc, disable=not progress, leave=False):
             rows = bl[i:i + s.batch_size]
             x, valid, attn = _batch(rows, vocab.pad_id, dev)
             with autocast(s):
-                nll = token_nll(model, x, valid, attn).double().cpu()
+                nll = token_nll(model, x, valid, attn, trunk).double().cpu()
             for r, row in enumerate(rows):  # blocks overlap by one token: each token is a target once
                 yield nll[r, :len(row) - 1]
 
@@ -526,11 +536,187 @@ def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[s
         else:
             batches.append([j])
     out = [0.0] * len(texts)
+    trunk = _trunk(s, model, dev)
     with torch.no_grad():
         for idx in batches:
             x, valid, attn = _batch([rows[j] for j in idx], vocab.pad_id, dev)
             with autocast(s):
-                nll = token_nll(model, x, valid, attn).double().sum(dim=1).cpu().tolist()
+                nll = token_nll(model, x, valid, attn, trunk).double().sum(dim=1).cpu().tolist()
             for j, v in zip(idx, nll):
                 out[owner[j]] -= v
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The frozen trunk: with ``lm.lora_layers: N`` every adapted LM shares the pre-trained model's embeddings and its
+# bottom layers, weight for weight. Evaluating eleven LMs on one test set (perplexity, the ASR hypotheses) then
+# computes those layers' output eleven times over the same token batches; :data:`TRUNK` keeps it after the first
+# and runs only the top N layers and the output layer for the others (about 40% of a SmolLM2-135M forward with
+# N = 8). A model takes a stored state only when a hash of its own embeddings and bottom layers (and config)
+# equals the one that produced it, so the logits are those of the full forward (checked once per architecture:
+# a model whose forward does not take ``inputs_embeds`` straight into its layers turns the trunk off).
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class FrozenTrunk:
+    """Hidden states entering layer ``k`` of a pre-trained LM, per token batch, shared by every model whose
+    embeddings and layers below ``k`` are identical (see the comment above :class:`FrozenTrunk`)."""
+
+    def __init__(self, max_bytes: int = 2 << 30) -> None:
+        self.max_bytes = max_bytes
+        self.states: dict[tuple[Any, ...], Any] = {}
+        self.bytes = 0
+        self.verified: set[str] = set()
+        self.refused: set[str] = set()
+        self.hits = self.misses = 0
+
+    def clear(self) -> None:
+        self.states.clear()
+        self.bytes = 0
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def _stack(model: Any) -> tuple[Any, str, Any]:
+        """(parent module, attribute, the transformer layer list) of a causal LM."""
+        name = _layer_stack_name(model)
+        parent_name, _, attr = name.rpartition(".")
+        return (model.get_submodule(parent_name) if parent_name else model), attr, model.get_submodule(name)
+
+    def fingerprint(self, model: Any, k: int) -> str | None:
+        """A hash of what the hidden state entering layer ``k`` depends on, and then some: the model's class,
+        config (less its name and path) and every parameter but those of layers ``k`` and above (the
+        embeddings, the bottom layers, and the final norm and output layer, which cost little to include).
+        None where the model has no layer ``k``."""
+        import torch
+
+        # memoised on the model while no parameter has changed in place (an optimiser step, a merge)
+        version = sum(p._version for p in model.parameters())
+        memo = getattr(model, "_veil_trunk_fingerprints", {})
+        if memo.get(k, (None, -1))[1] == version:
+            return memo[k][0]
+        try:
+            _, _, stack = self._stack(model)
+        except VeilError:
+            return None
+        if not 0 < k < len(stack):
+            return None
+        h = _weights_hash()
+        cfg = {a: b for a, b in model.config.to_dict().items()
+               if not a.startswith("_") and a not in ("transformers_version", "dtype", "torch_dtype", "architectures")}
+        h.update(type(model).__name__.encode())
+        h.update(json.dumps(cfg, sort_keys=True, default=str).encode())
+        h.update(str(k).encode())
+        top = {id(p) for layer in list(stack)[k:] for p in layer.parameters()}
+        seen: set[int] = set()
+        for name, p in model.named_parameters(remove_duplicate=False):
+            if id(p) in top or id(p) in seen:
+                continue
+            seen.add(id(p))
+            t = p.detach()
+            h.update(f"{name}:{tuple(t.shape)}:{t.dtype}".encode())
+            h.update(t.contiguous().cpu().view(-1).view(torch.uint8).numpy())
+        memo[k] = (h.hexdigest(), version)
+        model._veil_trunk_fingerprints = memo
+        return memo[k][0]
+
+    def logits(self, model: Any, x: Any, attn: Any, k: int, tag: str) -> Any:
+        """``model(input_ids=x, attention_mask=attn).logits``, computing only layers ``k`` and above when the
+        state entering layer ``k`` of this batch is stored."""
+        import contextlib
+        import hashlib
+
+        fp = self.fingerprint(model, k)
+        arch = type(model).__name__
+        if fp is None or arch in self.refused:
+            return model(input_ids=x, attention_mask=attn).logits
+        batch = hashlib.blake2b(x.cpu().numpy().tobytes() + attn.cpu().numpy().tobytes(), digest_size=16).hexdigest()
+        key = (fp, tag, tuple(x.shape), batch)
+        parent, attr, stack = self._stack(model)
+
+        @contextlib.contextmanager
+        def top_only() -> Iterator[None]:
+            import torch
+
+            setattr(parent, attr, torch.nn.ModuleList(list(stack)[k:]))
+            try:
+                yield
+            finally:
+                setattr(parent, attr, stack)
+
+        h = self.states.get(key)
+        if h is not None:
+            self.hits += 1
+            with top_only():
+                return model(inputs_embeds=h.to(x.device), attention_mask=attn).logits
+        self.misses += 1
+        seen: dict[str, Any] = {}
+
+        def grab(_module: Any, args: Any, kwargs: Any) -> None:
+            seen["h"] = args[0] if args else kwargs["hidden_states"]
+
+        hook = stack[k].register_forward_pre_hook(grab, with_kwargs=True)
+        try:
+            logits = model(input_ids=x, attention_mask=attn).logits
+        finally:
+            hook.remove()
+        h = seen["h"].detach()
+        if arch not in self.verified:  # once per architecture: the top layers alone give the same logits
+            with top_only():
+                again = model(inputs_embeds=h, attention_mask=attn).logits
+            valid = attn.bool()
+            if not bool((again[valid] - logits[valid]).abs().max() <= 1e-4 * (1 + logits[valid].abs().max())):
+                log.warning("%s: its layers above %d alone do not reproduce its logits; every evaluation runs the "
+                            "whole model", arch, k)
+                self.refused.add(arch)
+                return logits
+            self.verified.add(arch)
+        size = h.numel() * h.element_size()
+        if self.bytes + size <= self.max_bytes:
+            self.states[key] = h.cpu()
+            self.bytes += size
+        return logits
+
+
+def _layer_stack_name(model: Any) -> str:
+    """The module name of a causal LM's longest list of identical transformer layers."""
+    import torch
+
+    stacks = [(name, m) for name, m in model.named_modules()
+              if isinstance(m, torch.nn.ModuleList) and len(m) and all(type(x) is type(m[0]) for x in m)]
+    if not stacks:
+        raise VeilError("lm.lora_layers: the model has no list of transformer layers")
+    return max(stacks, key=lambda x: len(x[1]))[0]
+
+
+def _weights_hash() -> Any:
+    """A 128-bit hash fast enough for 100M parameters: xxh3 (xxhash, 10 GB/s here), else SHA-256 (1.4 GB/s)."""
+    try:
+        import xxhash
+
+        return xxhash.xxh3_128()
+    except ImportError:
+        import hashlib
+
+        return hashlib.sha256()
+
+
+#: the process's shared trunk states (evaluation only; training never reads it)
+TRUNK = FrozenTrunk()
+
+
+def _trunk(s: "LMSettings", model: Any, dev: str) -> tuple[int, str] | None:
+    k = trunk_layer(s, model)
+    return None if k is None else (k, f"{s.precision}:{dev}")
+
+
+def trunk_layer(s: "LMSettings", model: Any) -> int | None:
+    """The layer below which every LM of these settings shares the pre-trained model (``lm.lora_layers``
+    adapters on a ``lm.model``), None where nothing is shared."""
+    if not s.model or s.adapt != "lora" or s.lora_layers is None or not s.share_trunk:
+        return None
+    try:
+        _, _, stack = FrozenTrunk._stack(model)
+    except VeilError:
+        return None
+    k = len(stack) - s.lora_layers
+    return k if k > 0 else None
