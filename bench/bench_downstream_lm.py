@@ -10,6 +10,9 @@ corpus when ``shared/`` is absent) as one token stream cut into blocks of ``--co
 ``torch.autocast``, fp32 weights):
 
 - ``eval``: forward only, no gradient (the ``evaluate`` stage);
+- ``eval-trunkN`` (with ``--lora-layers N``): the same for an LM adapted on its top N layers whose
+  bottom layers' output is already stored (:data:`veil.train.lm.TRUNK`: every evaluation after the first
+  of an experiment's LMs on the same test batches);
 - ``lora-rR``: forward + backward + AdamW step of LoRA adapters of rank R on every linear layer;
 - ``lora-rR-topN`` (``--lora-layers N,...``): the same with adapters on the top N layers only
   (``lm.lora_layers``; back-propagation stops at the lowest adapted layer);
@@ -44,7 +47,7 @@ def texts() -> list[str]:
     return [d.text for d in load_corpus(CorpusSpec(ROOT / "veil" / "data" / "demo" / "calls.jsonl", "jsonl"))]
 
 
-def time_config(model, vocab, bl, s, batch: int, steps: int, train: bool) -> float:
+def time_config(model, vocab, bl, s, batch: int, steps: int, train: bool, trunk=None) -> float:
     import torch
 
     from veil.train import lm
@@ -67,7 +70,7 @@ def time_config(model, vocab, bl, s, batch: int, steps: int, train: bool) -> flo
             opt.step()
         else:
             with torch.no_grad(), lm.autocast(s):
-                lm.token_nll(model, x, valid, attn)
+                lm.token_nll(model, x, valid, attn, trunk)
         done += sum(len(r) - 1 for r in rows)
     return done / (time.perf_counter() - t0)
 
@@ -81,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ranks", default="8,32", help="LoRA ranks to time")
     ap.add_argument("--lora-layers", default="", help="also time LoRA on the top N layers only (comma-separated N)")
-    ap.add_argument("--only", default="", help="comma-separated configurations (eval, lora-rR, full, gpt2)")
+    ap.add_argument("--lora-dropout", type=float, default=0.05, help="LoRA dropout (lm.lora_dropout; default 0.05)")
+    ap.add_argument("--only", default="", help="comma-separated configurations (eval, eval-trunkN, lora-rR, "
+                                               "lora-rR-topN, full, gpt2)")
     ap.add_argument("--precisions", default="fp32,bf16", help="comma-separated: fp32, bf16")
     args = ap.parse_args(argv)
 
@@ -107,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("gpt2", "fp32", lm.n_params(model), time_config(model, vocab, bl, s, args.batch, args.steps, True)))
     ranks = [int(r) for r in args.ranks.split(",") if r]
     tops = [int(n) for n in args.lora_layers.split(",") if n]
-    configs = ([("eval", None, None)] + [(f"lora-r{r}", r, None) for r in ranks]
+    configs = ([("eval", None, None)] + [(f"eval-trunk{n}", None, n) for n in tops] + [(f"lora-r{r}", r, None) for r in ranks]
                + [(f"lora-r{r}-top{n}", r, n) for r in ranks for n in tops] + [("full", None, None)])
     for precision in [p for p in args.precisions.split(",") if p]:
         for name, rank, top in configs:
@@ -115,18 +120,24 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             kw = {"model": args.model, "context": args.context, "precision": precision}
             if rank:
-                kw.update(lora_r=rank, lora_alpha=2 * rank)
-                if top:
-                    kw["lora_layers"] = top
+                kw.update(lora_r=rank, lora_alpha=2 * rank, lora_dropout=args.lora_dropout)
+            if top:
+                kw["lora_layers"] = top
             elif name == "full":
                 kw["adapt"] = "full"
             s = lm.LMSettings.from_dict(kw)
             model, vocab = lm.load_pretrained(args.model)
-            if name != "eval":
+            train = not name.startswith("eval")
+            if train:
                 model = lm.adaptable(model, s)
             bl = lm.blocks(lm.stream_ids(vocab, data), args.context)
-            trainable = sum(p.numel() for p in model.parameters() if p.requires_grad) if name != "eval" else 0
-            tps = time_config(model, vocab, bl, s, args.batch, args.steps, name != "eval")
+            trainable = sum(p.numel() for p in model.parameters() if p.requires_grad) if train else 0
+            trunk = None
+            if name.startswith("eval-trunk"):  # an untimed pass stores the bottom layers' output, as the first LM does
+                trunk = (lm.trunk_layer(s, model), f"{s.precision}:cpu")
+                lm.TRUNK.clear()
+                time_config(model, vocab, bl, s, args.batch, args.steps, False, trunk)
+            tps = time_config(model, vocab, bl, s, args.batch, args.steps, train, trunk)
             rows.append((name, precision, trainable, tps))
             load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
             print(f"{name:8s} {precision}: {tps:8.0f} tokens/s  ({load})", file=sys.stderr, flush=True)
@@ -135,11 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"\nDownstream LM speed: {args.model}, context {args.context}, batch {args.batch}, "
           f"{args.threads} thread(s), {args.steps} timed steps; {os.cpu_count()} CPUs; {load}\n")
-    print("| configuration | precision | trained parameters | tokens/s | vs gpt2 training |")
-    print("|---|---|---:|---:|---:|")
+    print(f"LoRA dropout {args.lora_dropout}\n")
+    print("| configuration | precision | trained parameters | tokens/s | vs gpt2 training | vs eval |")
+    print("|---|---|---:|---:|---:|---:|")
     for name, precision, n, tps in rows:
         ratio = f"{tps / base:.3f}x" if base else ""
-        print(f"| {name} | {precision} | {n:,} | {tps:,.0f} | {ratio} |")
+        ev = next((r[3] for r in rows if r[0] == "eval" and r[1] == precision), None)
+        print(f"| {name} | {precision} | {n:,} | {tps:,.0f} | {ratio} | {f'{tps / ev:.2f}x' if ev else ''} |")
     return 0
 
 

@@ -289,3 +289,41 @@ def test_evaluations_share_the_frozen_trunk_below_the_adapters(tiny_model, tmp_p
     assert lm.TRUNK.hits == hits
     assert ppl == pytest.approx(lm.perplexity(other, vocab, test, whole, progress=False)["perplexity"], rel=1e-9)
     lm.TRUNK.clear()
+
+
+@pytest.mark.parametrize("adapt", [{"adapt": "lora", "lora_r": 4, "lora_alpha": 8, "lora_layers": 1}, {"adapt": "full"}])
+def test_a_just_trained_lm_is_evaluated_as_its_saved_folder_would_be(tiny_model, tmp_path, adapt, monkeypatch):
+    """The evaluate stage takes the model the fine-tuning stage has just trained instead of loading it back
+    (LoRA adapters merged as on loading): the perplexities equal those of the saved folders, evaluated again
+    after their evaluate entries are removed."""
+    import csv
+    import shutil
+
+    import yaml
+
+    from veil.cli import main as veil
+
+    (tmp_path / "train.txt").write_text("\n".join(TEXTS) + "\n")
+    (tmp_path / "test.txt").write_text("\n".join(TEXTS[:6]) + "\n")
+    exp = {"name": "tiny", "train": {"path": str(tmp_path / "train.txt")}, "test": {"path": str(tmp_path / "test.txt")},
+           "techniques": ["vocab_threshold"], "baselines": ["oracle", "baseline0"],
+           "lm": {"model": tiny_model, "context": 16, "batch_size": 8, "finetune_steps": 3, "finetune_lr": 1e-2,
+                  "warmup_steps": 1, **adapt}, "cache": str(tmp_path / "cache")}
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(exp))
+
+    loaded = []
+    load = lm.load
+    monkeypatch.setattr(lm, "load", lambda p: loaded.append(p.parent.name) or load(p))
+
+    def run() -> dict:
+        loaded.clear()
+        assert veil(["experiment", "run", str(path), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+        with (tmp_path / "out" / "results.csv").open() as f:
+            return {r["method"]: float(r["perplexity"]) for r in csv.DictReader(f)}
+
+    fresh = run()
+    assert loaded.count("lm_finetune") == 0  # evaluated in memory
+    shutil.rmtree(tmp_path / "cache" / "evaluate")
+    assert run() == pytest.approx(fresh, rel=1e-9)
+    assert loaded.count("lm_finetune") == 2  # evaluated from the saved folders

@@ -184,6 +184,7 @@ class ExperimentRunner:
         self._rank_saved: dict[str, int] = {}  # memo key -> entries on disk
         self._masked_files: dict[str, Path] = {}  # technique -> masked corpus (the report's examples)
         self._filled_files: dict[tuple[str, str], Path] = {}  # (technique, method) -> filled corpus
+        self._trained: tuple[str, Any, Any] | None = None  # (lm_finetune key, model, vocab) of the last LM trained
 
     # ------------------------------------------------------------------ stages
     def corpus(self, which: str, c: CorpusSpec) -> tuple[list[Any], str]:
@@ -406,6 +407,8 @@ class ExperimentRunner:
                     "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps, **s.adaptation_key(),
                     **({"steps": s.finetune_steps} if s.finetune_steps is not None else {})}
 
+        key = stable_hash(settings)
+
         def work(tmp: Path) -> dict[str, Any]:
             import torch
 
@@ -416,9 +419,19 @@ class ExperimentRunner:
                             mask_loss_weight=mask_loss_weight, desc=f"fine-tune {label}", progress=self.progress,
                             steps=s.finetune_steps)
             lm.save(model, vocab, tmp, info)
+            self._trained = (key, model, vocab)  # evaluate() takes it instead of loading what was just saved
             return info
 
-        return self.cache.run("lm_finetune", stable_hash(settings), settings, work)
+        return self.cache.run("lm_finetune", key, settings, work)
+
+    def _take_trained(self, key: str) -> tuple[Any, Any] | None:
+        """The LM the ``lm_finetune`` stage ``key`` has just trained in this process, as :func:`veil.train.lm.load`
+        would give it back from its folder (adapters merged into the weights), or None."""
+        trained, self._trained = self._trained, None
+        if trained is None or trained[0] != key:
+            return None
+        model = trained[1]
+        return (model.merge_and_unload() if hasattr(model, "merge_and_unload") else model), trained[2]
 
     def evaluate(self, ft_dir: Path, ft_key: str, test: list[str], test_key: str, label: str) -> dict[str, Any]:
         from veil.train import lm
@@ -427,7 +440,7 @@ class ExperimentRunner:
                     **({"precision": self.lm.precision} if self.lm.precision != "fp32" else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
-            model, vocab = lm.load(ft_dir)
+            model, vocab = self._take_trained(ft_key) or lm.load(ft_dir)
             r = lm.perplexity(model, vocab, test, self.lm, progress=self.progress, desc=f"perplexity {label}")
             log.info("perplexity %s: %.2f", label, r["perplexity"])
             return r
