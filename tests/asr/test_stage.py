@@ -201,3 +201,38 @@ def test_hypotheses_are_scored_in_the_form_of_the_corpus_lines(tmp_path):
     assert [x[0] for x in plain] == pytest.approx(lm.sentence_logprobs(loaded, lvocab, hyps, s), rel=1e-5)
     assert [x[0] for x in plain] != pytest.approx([x[0] for x in spaced])
     assert len(cache.computed) == 2  # the lead is part of the key
+
+
+def test_lm_scores_are_taken_while_the_evaluated_model_is_in_memory(tmp_path, fake_recogniser, monkeypatch):
+    """The run scores the n-best lists with each LM right after its perplexity (no second load of the
+    model); the scores and WER are those of scoring the saved model at the end."""
+    from veil.experiment.runner import ExperimentRunner
+    from veil.train import lm
+
+    exp = write_experiment(tmp_path, fake_recogniser)
+    loads, real_load = [], lm.load
+    monkeypatch.setattr(lm, "load", lambda path: loads.append(Path(path).parent.name) or real_load(path))
+    assert veil(["experiment", "run", str(exp), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    assert "lm_finetune" not in loads  # the fine-tuned LMs were never loaded back (the pre-trained one is)
+    primed = {(r["technique"], r["method"]): r["wer"] for r in read_rows(tmp_path / "out")}
+
+    monkeypatch.setattr(ExperimentRunner, "_prime_asr", lambda self, *a, **k: setattr(self, "_evaluated", None))
+    data = yaml.safe_load(exp.read_text())
+    exp.write_text(yaml.safe_dump({**data, "cache": "cache2"}))
+    loads.clear()
+    assert veil(["experiment", "run", str(exp), "--out", str(tmp_path / "out2"), "--no-progress"]) == 0
+    assert loads.count("lm_finetune") == 2  # without priming: Oracle and Baseline 0 loaded for their scores
+    assert {(r["technique"], r["method"]): r["wer"] for r in read_rows(tmp_path / "out2")} == primed
+
+    def scores(cache: str) -> dict:
+        out = {}
+        for d in (tmp_path / cache / "asr_lm").iterdir():
+            meta = json.loads((d / "done.json").read_text())
+            out[meta["settings"]["lm"].split("/")[0], meta["settings"]["utterances"]] = json.loads(
+                (d / "scores.json").read_text())
+        return out
+
+    a, b = scores("cache"), scores("cache2")
+    assert a.keys() == b.keys() and len(a) == 3
+    for k in a:
+        assert [x for r in a[k] for x in r] == pytest.approx([x for r in b[k] for x in r], abs=1e-4)

@@ -265,3 +265,34 @@ def test_filler_defaults_bf16_with_fp32_verification_where_native(tiny, monkeypa
     monkeypatch.setattr(smollm2, "native_bf16", lambda device: False)
     sc = LLMFiller(model=str(folder), device="cpu").scorer
     assert next(sc.model.parameters()).dtype is torch.float32 and sc.verify is None
+
+
+def test_unranked_topk_draws_from_the_same_proposals_without_scoring_them(tiny, monkeypatch):
+    model, tok = tiny
+    targets = _targets(TEXTS)
+    ranked = LLMFiller(model_obj=model, tokenizer=tok, strategy="topk", k=8, n_candidates=8)
+    quick = LLMFiller(model_obj=model, tokenizer=tok, strategy="topk", k=8, n_candidates=8, rank_candidates=False)
+    want = ranked.propose_batch(TEXTS, targets, 12)
+    monkeypatch.setattr(type(quick.scorer), "_score_pre", lambda *a, **k: pytest.fail("scored"))
+    got = quick.propose_batch(TEXTS, targets, 12)
+    for w, g in zip(want, got):
+        assert {x for x, _ in w} == {x for x, _ in g} and len(g) == len(w)  # the same set: every one drawable
+        assert all(sc != sc for _, sc in g)  # NaN: no score was computed
+    text = "I think [MASK] are really useful"
+    doc = MaskedDocument("d1", text, (Placeholder(8, 14, "WORD", "MASK#0", "allow_list"),), "mask")
+    pool = {w for w, _ in want[0]}
+    draws = []
+    for seed in range(12):
+        quick.seed = seed
+        draws.append(quick.fill([doc])[0].substitutions[0].substitute)
+        assert draws[-1] in pool
+        assert quick.fill([doc])[0].substitutions[0].substitute == draws[-1]  # a seed repeats its draw
+    assert len(set(draws)) > 1
+
+
+def test_unranked_candidates_are_refused_where_the_scores_decide(tiny):
+    model, tok = tiny
+    for kw in ({"strategy": "top1"}, {"strategy": "sample"}, {"strategy": "topk", "n_candidates": 12},
+               {"strategy": "topk", "rank_candidates": "no"}):
+        with pytest.raises(VeilError, match="rank_candidates"):
+            LLMFiller(model_obj=model, tokenizer=tok, **{"k": 8, "n_candidates": 8, "rank_candidates": False, **kw})

@@ -127,9 +127,11 @@ class ASREvaluation:
 
     # ------------------------------------------------------------------ LM scores and WER
     def lm_scores(self, lm_dir: Path, lm_key: str, records: list[dict[str, Any]], nbest_key: str,
-                  lead: str = "") -> tuple[list[list[float]], float]:
+                  lead: str = "", loaded: tuple[Any, Any] | None = None) -> tuple[list[list[float]], float]:
         """Each hypothesis's ``log p`` under one LM, for ``records`` (all of the n-best lists, or some of
-        them: their ids are in the key), in the corpus's form with ``lead`` before it (see :func:`shared_lead`)."""
+        them: their ids are in the key), in the corpus's form with ``lead`` before it (see :func:`shared_lead`).
+        ``loaded``: the ``(model, vocab)`` that :func:`veil.train.lm.load` would give for ``lm_dir``, already
+        in memory."""
         from veil.asr.text import lm_text
 
         settings = {"lm": lm_key, "nbest": nbest_key, "text_form": self.s.text_form,
@@ -139,7 +141,7 @@ class ASREvaluation:
         def work(tmp: Path) -> dict[str, Any]:
             from veil.train import lm
 
-            model, vocab = lm.load(lm_dir)
+            model, vocab = loaded or lm.load(lm_dir)
             texts = [lead + lm_text(h["text"], self.s.text_form) for r in records for h in r["hyps"]]
             # hypotheses that differ only in case or punctuation are one text for the LM: each is scored once
             unique = list(dict.fromkeys(texts))
@@ -154,6 +156,16 @@ class ASREvaluation:
 
         d, meta = self.cache.run("asr_lm", stable_hash(settings), settings, work)
         return json.loads((d / "scores.json").read_text(encoding="utf-8")), meta["seconds"]
+
+    def prime(self, lm_key: str, model: Any, vocab: Any, test_texts: Sequence[str], oracle: bool) -> None:
+        """Score the n-best lists now with an LM the run has in memory (the model it has just evaluated), so
+        :meth:`add_wer` finds the scores in the cache instead of loading the model again: the lists it
+        scores with that LM (every list for the Oracle LM, which tunes lambda and beta; the test lists
+        for the others), under the same key."""
+        records, nbest_key, _ = self.nbest(test_texts)
+        if not oracle:
+            records = records[min(self.s.dev, len(records)):]
+        self.lm_scores(Path(lm_key), lm_key, records, nbest_key, shared_lead(test_texts), loaded=(model, vocab))
 
     def add_wer(self, rows: list[dict[str, Any]], test_texts: Sequence[str], cache_root: Path,
                 oracle_lm: Callable[[], str]) -> dict[str, Any]:

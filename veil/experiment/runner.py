@@ -185,6 +185,8 @@ class ExperimentRunner:
         self._masked_files: dict[str, Path] = {}  # technique -> masked corpus (the report's examples)
         self._filled_files: dict[tuple[str, str], Path] = {}  # (technique, method) -> filled corpus
         self._trained: tuple[str, Any, Any] | None = None  # (lm_finetune key, model, vocab) of the last LM trained
+        self._evaluated: tuple[str, Any, Any] | None = None  # (LM key, model, vocab) of the last LM evaluated
+        self._asr_ev: Any = None  # the run's ASREvaluation when the experiment has an asr: section
 
     # ------------------------------------------------------------------ stages
     def corpus(self, which: str, c: CorpusSpec) -> tuple[list[Any], str]:
@@ -443,10 +445,20 @@ class ExperimentRunner:
             model, vocab = self._take_trained(ft_key) or lm.load(ft_dir)
             r = lm.perplexity(model, vocab, test, self.lm, progress=self.progress, desc=f"perplexity {label}")
             log.info("perplexity %s: %.2f", label, r["perplexity"])
+            if self._asr_ev is not None:
+                self._evaluated = (ft_key, model, vocab)  # _prime_asr() scores the n-best lists with it
             return r
 
+        self._evaluated = None
         _, meta = self.cache.run("evaluate", stable_hash(settings), settings, work)
         return meta
+
+    def _prime_asr(self, key: str, lm_dir: str, test: list[str], oracle: bool) -> None:
+        """The ASR scores of the LM ``evaluate`` has just measured, while it is in memory (see
+        :meth:`veil.asr.stage.ASREvaluation.prime`); nothing when the evaluation came from the cache."""
+        evaluated, self._evaluated = self._evaluated, None
+        if self._asr_ev is not None and evaluated is not None and evaluated[0] == key:
+            self._asr_ev.prime(lm_dir, evaluated[1], evaluated[2], test, oracle)
 
     def _tokenization(self, texts: Sequence[str] = ()) -> dict[str, Any]:
         """Part of the LM stages' keys: the BPE stream changed with ``BPEVocab.TOKENIZATION`` 2 (the
@@ -486,6 +498,11 @@ class ExperimentRunner:
         rows: list[dict[str, Any]] = []
 
         task = self._task(train_docs, test_docs)
+        if spec.asr is not None:
+            from veil.asr.stage import ASREvaluation
+
+            self._asr_ev = ASREvaluation(spec.asr, self.cache, spec.source.resolve().parent, spec.seed, self.lm,
+                                         self.progress)
 
         def lm_row(tech: str, v: Variant, texts: list[str], mask_weight: float, extra: dict[str, Any],
                    records: Path | None = None) -> None:
@@ -497,6 +514,9 @@ class ExperimentRunner:
                 tag = label if i == 0 else f"{label} (seed {seed})"
                 ft_dir, ft_meta = self.lm_finetune(pre_dir, pre_key, texts, mask_weight, tag, seed=seed)
                 ev = self.evaluate(ft_dir, ft_meta["key"], test, test_h, tag)
+                if i == 0:  # the first seed's model (the WER's): its ASR scores now, while it is in memory
+                    self._prime_asr(ft_meta["key"], f"lm_finetune/{ft_meta['key']}", test, oracle=v.data == "original")
+                self._evaluated = None
                 lm_dir = lm_dir or f"lm_finetune/{ft_meta['key']}"  # the first seed's model (veil experiment gap)
                 ppls.append(ev["info"]["perplexity"])
                 ft_s, ev_s = ft_s + ft_meta["seconds"], ev_s + ev["seconds"]
@@ -514,6 +534,7 @@ class ExperimentRunner:
             elif v.data == "none":  # the pre-trained LM, not adapted: no fine-tuning stage
                 before = len(self.cache.computed)
                 ev = self.evaluate(pre_dir, pre_key, test, test_h, v.name)
+                self._prime_asr(pre_key, f"pretrain/{pre_key}", test, oracle=False)
                 rows.append({**base, "technique": "", "method": v.name, "perplexity": ev["info"]["perplexity"],
                              "perplexity_seeds": [ev["info"]["perplexity"]], "lm_finetune_s": 0.0,
                              "evaluate_s": ev["seconds"], "masked_share": 0.0, "lm_dir": f"pretrain/{pre_key}",
@@ -557,16 +578,12 @@ class ExperimentRunner:
     def _asr(self, rows: list[dict[str, Any]], test: list[str], pre_dir: Path, pre_key: str,
              train_texts: list[str]) -> dict[str, Any]:
         """WER of every row's LM (see :mod:`veil.asr.stage`); returns the recogniser-alone row ``no_lm``."""
-        from veil.asr.stage import ASREvaluation
-
         oracle_weight = next((v.mask_loss_weight for v in self.spec.variants if v.data == "original"), 1.0)
 
         def oracle_lm() -> str:  # lambda and beta are tuned with the Oracle LM even when --method leaves it out
             return "lm_finetune/" + self.lm_finetune(pre_dir, pre_key, train_texts, oracle_weight, "oracle")[1]["key"]
 
-        ev = ASREvaluation(self.spec.asr, self.cache, self.spec.source.resolve().parent, self.spec.seed, self.lm,
-                           self.progress)
-        return ev.add_wer(rows, test, self.cache.root, oracle_lm)
+        return self._asr_ev.add_wer(rows, test, self.cache.root, oracle_lm)
 
     def _task(self, train_docs: list[Any], test_docs: list[Any]) -> Any:
         """The task evaluation of the experiment file's ``task:`` (:mod:`veil.task.stage`), None without one."""

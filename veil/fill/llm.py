@@ -533,7 +533,15 @@ def _low_precision_copy(model: Any, dtype: Any) -> Any:
 class LLMFiller(CandidateFiller):
     """``llm``: candidate words from a causal LM's left-context proposals, ranked by full-sentence
     log-likelihood. ``model``: ``None``/``"smollm2"`` (packaged SmolLM2-135M-Instruct), a hub name,
-    a local checkpoint, a ``.gguf`` file or a saved LoRA adapter folder."""
+    a local checkpoint, a ``.gguf`` file or a saved LoRA adapter folder.
+
+    ``rank_candidates=False`` skips the full-sentence scores for the ``topk`` strategy with
+    ``n_candidates <= k``: the draw is uniform among the K proposals, so the scores would only order
+    a set that every draw takes whole. The set and each word's chance are the same; which word a given
+    seed draws differs (the draw walks a permutation of the list), so it is an option, part of the
+    cache key, and not the default. About 45% of a Top-K fill's time on a CPU (the demo). Any other
+    strategy, or more proposals than K, needs the scores: asking for it there is an error.
+    """
 
     name = "llm"
     supports_exclude = True
@@ -559,10 +567,17 @@ class LLMFiller(CandidateFiller):
                  sentence_end: str | None = "\n", shortlist: int | None = 6, shortlist_words: int = 4,
                  verify_margin: float | None = 1.0, device: str | None = None, dtype: str | None = "auto",
                  start_token_id: int | None = None, model_obj: Any = None, tokenizer: Any = None,
-                 verify_obj: Any = None, **options) -> None:
+                 verify_obj: Any = None, rank_candidates: bool = True, **options) -> None:
         super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, **options)
         if n_candidates < 1 or max_word_tokens < 1:
             raise VeilError("n_candidates and max_word_tokens must be at least 1")
+        if not isinstance(rank_candidates, bool):
+            raise VeilError(f"rank_candidates must be true or false, got {rank_candidates!r}")
+        if not rank_candidates and (strategy != "topk" or n_candidates > k):
+            raise VeilError("rank_candidates: false needs strategy topk with n_candidates <= k (got "
+                            f"strategy {strategy}, n_candidates {n_candidates}, k {k}): otherwise the "
+                            "full-sentence scores decide the choice")
+        self.rank_candidates = rank_candidates
         self.model_name = model
         self._scorer_kwargs = dict(n_candidates=max(n_candidates, k), max_word_tokens=max_word_tokens,
                                    left_words=left_words, right_words=right_words, token_budget=token_budget,
@@ -605,4 +620,8 @@ class LLMFiller(CandidateFiller):
 
     def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], k: int,
                       exclude: Sequence[AbstractSet[str] | None] | None = None) -> list[list[tuple[str, float]]]:
+        if not self.rank_candidates:
+            # every proposal is drawn with the same chance (see the class docstring): no scores to give
+            words = self.scorer.propose(self.scorer.contexts(texts, targets), exclude)
+            return [[(w, float("nan")) for w in ws] for ws in words]
         return self.scorer.rank(texts, targets, k, exclude)
