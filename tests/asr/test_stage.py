@@ -206,7 +206,7 @@ def test_hypotheses_are_scored_in_the_form_of_the_corpus_lines(tmp_path):
 def test_lm_scores_are_taken_while_the_evaluated_model_is_in_memory(tmp_path, fake_recogniser, monkeypatch):
     """The run scores the n-best lists with each LM right after its perplexity (no second load of the
     model); the scores and WER are those of scoring the saved model at the end."""
-    from veil.experiment.runner import ExperimentRunner
+    from veil.asr.stage import ASREvaluation
     from veil.train import lm
 
     exp = write_experiment(tmp_path, fake_recogniser)
@@ -216,7 +216,7 @@ def test_lm_scores_are_taken_while_the_evaluated_model_is_in_memory(tmp_path, fa
     assert "lm_finetune" not in loads  # the fine-tuned LMs were never loaded back (the pre-trained one is)
     primed = {(r["technique"], r["method"]): r["wer"] for r in read_rows(tmp_path / "out")}
 
-    monkeypatch.setattr(ExperimentRunner, "_prime_asr", lambda self, *a, **k: setattr(self, "_evaluated", None))
+    monkeypatch.setattr(ASREvaluation, "prime", lambda self, *a, **k: None)
     data = yaml.safe_load(exp.read_text())
     exp.write_text(yaml.safe_dump({**data, "cache": "cache2"}))
     loads.clear()

@@ -164,8 +164,13 @@ class ASREvaluation:
         for the others), under the same key."""
         records, nbest_key, _ = self.nbest(test_texts)
         if not oracle:
-            records = records[min(self.s.dev, len(records)):]
+            records = [records[i] for i in self._split(len(records))[1]]
         self.lm_scores(Path(lm_key), lm_key, records, nbest_key, shared_lead(test_texts), loaded=(model, vocab))
+
+    def _split(self, n: int) -> tuple[list[int], list[int]]:
+        """(dev, test) indices of ``n`` n-best lists: this run's ``asr.dev`` first (the n-best lists' key holds
+        only dev + sentences)."""
+        return list(range(min(self.s.dev, n))), list(range(self.s.dev, n))
 
     def add_wer(self, rows: list[dict[str, Any]], test_texts: Sequence[str], cache_root: Path,
                 oracle_lm: Callable[[], str]) -> dict[str, Any]:
@@ -184,8 +189,7 @@ class ASREvaluation:
             lists.append(rescore.NBest(rescore.acoustic_scores(r["hyps"]),
                                        [count_words(lm_text(h["text"], self.s.text_form)) for h in r["hyps"]],
                                        errs, ref_words))
-        # the split follows this run's asr.dev (the n-best lists' key holds only dev + sentences)
-        dev, test = list(range(min(self.s.dev, len(records)))), list(range(self.s.dev, len(records)))
+        dev, test = self._split(len(records))
         dev_lists, test_lists = [lists[i] for i in dev], [lists[i] for i in test]
         lead = shared_lead(test_texts)
         oracle = oracle_lm()

@@ -185,7 +185,6 @@ class ExperimentRunner:
         self._masked_files: dict[str, Path] = {}  # technique -> masked corpus (the report's examples)
         self._filled_files: dict[tuple[str, str], Path] = {}  # (technique, method) -> filled corpus
         self._trained: tuple[str, Any, Any] | None = None  # (lm_finetune key, model, vocab) of the last LM trained
-        self._evaluated: tuple[str, Any, Any] | None = None  # (LM key, model, vocab) of the last LM evaluated
         self._asr_ev: Any = None  # the run's ASREvaluation when the experiment has an asr: section
 
     # ------------------------------------------------------------------ stages
@@ -435,7 +434,11 @@ class ExperimentRunner:
         model = trained[1]
         return (model.merge_and_unload() if hasattr(model, "merge_and_unload") else model), trained[2]
 
-    def evaluate(self, ft_dir: Path, ft_key: str, test: list[str], test_key: str, label: str) -> dict[str, Any]:
+    def evaluate(self, ft_dir: Path, ft_key: str, test: list[str], test_key: str, label: str,
+                 asr: tuple[str, bool] | None = None) -> dict[str, Any]:
+        """The LM's perplexity on ``test``. ``asr=(lm_dir, oracle)``: when the experiment has an ``asr:`` section and
+        the model is in memory for the perplexity, it also scores the n-best lists, so the WER stage does not load
+        it again (see :meth:`veil.asr.stage.ASREvaluation.prime`; nothing when the perplexity came from the cache)."""
         from veil.train import lm
 
         settings = {"lm": ft_key, "test": test_key, "context": self.lm.context, **self._tokenization(test),
@@ -445,20 +448,14 @@ class ExperimentRunner:
             model, vocab = self._take_trained(ft_key) or lm.load(ft_dir)
             r = lm.perplexity(model, vocab, test, self.lm, progress=self.progress, desc=f"perplexity {label}")
             log.info("perplexity %s: %.2f", label, r["perplexity"])
-            if self._asr_ev is not None:
-                self._evaluated = (ft_key, model, vocab)  # _prime_asr() scores the n-best lists with it
+            held.append((model, vocab))
             return r
 
-        self._evaluated = None
+        held: list[tuple[Any, Any]] = []
         _, meta = self.cache.run("evaluate", stable_hash(settings), settings, work)
+        if asr is not None and held and self._asr_ev is not None:
+            self._asr_ev.prime(asr[0], *held[0], test, oracle=asr[1])
         return meta
-
-    def _prime_asr(self, key: str, lm_dir: str, test: list[str], oracle: bool) -> None:
-        """The ASR scores of the LM ``evaluate`` has just measured, while it is in memory (see
-        :meth:`veil.asr.stage.ASREvaluation.prime`); nothing when the evaluation came from the cache."""
-        evaluated, self._evaluated = self._evaluated, None
-        if self._asr_ev is not None and evaluated is not None and evaluated[0] == key:
-            self._asr_ev.prime(lm_dir, evaluated[1], evaluated[2], test, oracle)
 
     def _tokenization(self, texts: Sequence[str] = ()) -> dict[str, Any]:
         """Part of the LM stages' keys: the BPE stream changed with ``BPEVocab.TOKENIZATION`` 2 (the
@@ -513,10 +510,9 @@ class ExperimentRunner:
                 seed = self.lm.seed + i
                 tag = label if i == 0 else f"{label} (seed {seed})"
                 ft_dir, ft_meta = self.lm_finetune(pre_dir, pre_key, texts, mask_weight, tag, seed=seed)
-                ev = self.evaluate(ft_dir, ft_meta["key"], test, test_h, tag)
-                if i == 0:  # the first seed's model (the WER's): its ASR scores now, while it is in memory
-                    self._prime_asr(ft_meta["key"], f"lm_finetune/{ft_meta['key']}", test, oracle=v.data == "original")
-                self._evaluated = None
+                # the first seed's model is the WER's: it scores the n-best lists while it is in memory
+                ev = self.evaluate(ft_dir, ft_meta["key"], test, test_h, tag,
+                                   asr=(f"lm_finetune/{ft_meta['key']}", v.data == "original") if i == 0 else None)
                 lm_dir = lm_dir or f"lm_finetune/{ft_meta['key']}"  # the first seed's model (veil experiment gap)
                 ppls.append(ev["info"]["perplexity"])
                 ft_s, ev_s = ft_s + ft_meta["seconds"], ev_s + ev["seconds"]
@@ -533,8 +529,7 @@ class ExperimentRunner:
                 lm_row("", v, [d.text for d in train_docs], v.mask_loss_weight, {"masked_share": 0.0})
             elif v.data == "none":  # the pre-trained LM, not adapted: no fine-tuning stage
                 before = len(self.cache.computed)
-                ev = self.evaluate(pre_dir, pre_key, test, test_h, v.name)
-                self._prime_asr(pre_key, f"pretrain/{pre_key}", test, oracle=False)
+                ev = self.evaluate(pre_dir, pre_key, test, test_h, v.name, asr=(f"pretrain/{pre_key}", False))
                 rows.append({**base, "technique": "", "method": v.name, "perplexity": ev["info"]["perplexity"],
                              "perplexity_seeds": [ev["info"]["perplexity"]], "lm_finetune_s": 0.0,
                              "evaluate_s": ev["seconds"], "masked_share": 0.0, "lm_dir": f"pretrain/{pre_key}",
