@@ -30,20 +30,40 @@ def merge_spans(spans: Sequence[Span]) -> list[Span]:
     return out
 
 
-def render(doc: Document, spans: Sequence[Span], style: str = "mask") -> MaskedDocument:
+class Numbering:
+    """The numbers of ``[LABEL_N]`` markers: one per (label, normalised surface), counted per label.
+
+    One ``Numbering`` is one document's: the records of a group (a call given one utterance a
+    record) share one, so an entity keeps its number across the call and nowhere else.
+    """
+
+    def __init__(self) -> None:
+        self.numbers: dict[tuple[str, str], int] = {}
+        self.per_label: dict[str, int] = {}
+
+    def key(self, label: str, surface: str) -> str:
+        norm = (label, normalise_surface(surface) or surface)
+        if norm not in self.numbers:
+            self.per_label[label] = self.per_label.get(label, 0) + 1
+            self.numbers[norm] = self.per_label[label]
+        return f"{label}_{self.numbers[norm]}"
+
+
+def render(doc: Document, spans: Sequence[Span], style: str = "mask",
+           numbering: Numbering | None = None) -> MaskedDocument:
     """Replace merged ``spans`` of ``doc.text`` by markers; escape everything between them.
 
     ``mask`` style writes one ``[MASK]`` per whitespace-separated token of a span (token masking,
     as in the paper); ``typed`` writes ``[LABEL]``; ``numbered`` writes ``[LABEL_N]`` where the
-    same normalised surface gets the same N within this document only.
+    same normalised surface gets the same N within this document only (``numbering``: a state
+    shared by the records of one group, which are one document).
     """
     if style not in STYLES:
         raise ValueError(f"unknown placeholder style {style!r}; choose from {', '.join(STYLES)}")
     text = doc.text
     parts: list[str] = []
     placeholders: list[Placeholder] = []
-    numbers: dict[tuple[str, str], int] = {}  # (label, normalised surface) -> N, this doc only
-    per_label: dict[str, int] = {}
+    numbering = numbering if numbering is not None else Numbering()
     pos = 0
     out_len = 0
 
@@ -69,11 +89,7 @@ def render(doc: Document, spans: Sequence[Span], style: str = "mask") -> MaskedD
             if style == "typed":
                 marker, key = f"[{span.label}]", f"{span.label}#{len(placeholders)}"
             else:
-                norm = (span.label, normalise_surface(surface) or surface)
-                if norm not in numbers:
-                    per_label[span.label] = per_label.get(span.label, 0) + 1
-                    numbers[norm] = per_label[span.label]
-                key = f"{span.label}_{numbers[norm]}"
+                key = numbering.key(span.label, surface)
                 marker = f"[{key}]"
             placeholders.append(Placeholder(out_len, out_len + len(marker), span.label, key, span.source,
                                             shape_of(span.label, surface)))
