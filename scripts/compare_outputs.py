@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 EXPERIMENT = """name: readme-calls
 train: {path: calls.jsonl, format: jsonl}
 test: {path: calls.jsonl, format: jsonl}
+pretrain: {path: calls.jsonl, format: jsonl}
 techniques: [dlp]
 style: numbered
 seed: 0
@@ -39,11 +40,11 @@ report: {examples: 2}
 """
 
 COMMANDS = [
-    ["mask", "{ex}/calls.jsonl", "-o", "masked.jsonl", "--no-progress"],
+    ["mask", "calls.jsonl", "-o", "masked.jsonl", "--no-progress"],
     ["fill", "masked.jsonl", "-o", "filled.jsonl", "--filler", "faker", "--no-progress"],
-    ["mask", "{ex}/calls.csv", "-o", "masked.csv", "--no-progress"],
+    ["mask", "calls.csv", "-o", "masked.csv", "--no-progress"],
     ["fill", "masked.csv", "-o", "filled.csv", "--filler", "faker", "--no-progress"],
-    ["mask", "{ex}/calls.jsonl", "--stats", "--masker", "allow_list", "vocab_threshold", "entity_tagger", "dlp",
+    ["mask", "calls.jsonl", "--stats", "--masker", "allow_list", "vocab_threshold", "entity_tagger", "dlp",
      "--no-progress", "--stats-json", "stats.json"],
     ["experiment", "run", "exp/readme.yaml", "--out", "exp/out", "--no-progress"],
 ]
@@ -61,10 +62,12 @@ def run(rev: str | None, work: Path) -> Path:
     out = work / "out"
     (out / "exp").mkdir(parents=True)
     (out / "exp" / "readme.yaml").write_text(EXPERIMENT, encoding="utf-8")
+    for name in ("calls.jsonl", "calls.csv"):  # relative paths: the outputs must not name the checkout
+        (out / name).write_bytes((code / "examples" / name).read_bytes())
     (out / "exp" / "calls.jsonl").write_bytes((code / "examples" / "calls.jsonl").read_bytes())
     env = {**os.environ, "PYTHONPATH": str(code), "VEIL_CACHE": str(work / "cache")}
     for cmd in COMMANDS:
-        args = [a.format(ex=code / "examples") for a in cmd]
+        args = list(cmd)
         r = subprocess.run([sys.executable, "-m", "veil", *args], cwd=out, env=env, capture_output=True, text=True)
         (out / f"stdout-{COMMANDS.index(cmd)}.txt").write_text(
             r.stdout if cmd[0] != "experiment" else "", encoding="utf-8")

@@ -44,9 +44,43 @@ class Numbering:
     def key(self, label: str, surface: str) -> str:
         norm = (label, normalise_surface(surface) or surface)
         if norm not in self.numbers:
-            self.per_label[label] = self.per_label.get(label, 0) + 1
-            self.numbers[norm] = self.per_label[label]
+            same = self._same_person(label, norm[1]) if label in PERSON_LABELS else None
+            if same is None:
+                self.per_label[label] = self.per_label.get(label, 0) + 1
+                same = self.per_label[label]
+            self.numbers[norm] = same
         return f"{label}_{self.numbers[norm]}"
+
+    def _same_person(self, label: str, name: str) -> int | None:
+        """The number of the one person this name can only be: a first or last name alone is the person
+        whose full name holds it ("Maria" and "Maria Lopez"), a title changes nothing ("Dr. Sarah Connor"
+        and "Sarah Connor"), and a full name takes over a lone first or last name not yet tied to another
+        full name. None when no one, or more than one person, fits ("Maria" when both Maria Lopez and
+        Maria Gonzalez were named; "Maria Gonzalez" after Maria Lopez is someone else)."""
+        words = set(_name_words(name))
+        if not words:
+            return None
+        full: dict[int, set[frozenset[str]]] = {}  # number -> the full names it already stands for
+        named = [(set(_name_words(other)), n) for (lab, other), n in self.numbers.items() if lab == label]
+        for other, n in named:
+            if len(other) > 1:
+                full.setdefault(n, set()).add(frozenset(other))
+        fits = set()
+        for other, n in named:
+            if other == words or (len(words) == 1 and words < other):
+                fits.add(n)
+            elif len(other) == 1 and other < words and not (full.get(n, set()) - {frozenset(words)}):
+                fits.add(n)
+        return fits.pop() if len(fits) == 1 else None
+
+
+#: labels whose mentions are one person when one name's words contain the other's
+PERSON_LABELS = frozenset({"PERSON_NAME", "PERSON"})
+_TITLES = frozenset("mr mrs ms miss dr prof sir madam mister doctor".split())
+
+
+def _name_words(name: str) -> list[str]:
+    return [w for w in (w.strip(".,") for w in name.split()) if w and w not in _TITLES]
 
 
 def render(doc: Document, spans: Sequence[Span], style: str = "mask",
