@@ -37,6 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--drop-field", nargs="+", action="extend", default=[], metavar="FIELD",
                    help="input fields not to copy into the output (e.g. gold spans); repeated or space-separated")
     p.add_argument("--exclude", default=None, metavar="FILE", help="never-mask list, one entry a line")
+    p.add_argument("--add-terms", default=None, metavar="FILE",
+                   help="always-mask list, term<TAB>TYPE a line (the deny_list masker, run beside --masker); "
+                        "`veil review --export terms` writes one from a review")
     p.add_argument("--keep", nargs="+", action="extend", default=[], metavar="TOKEN",
                    help="tokens of the corpus's own mark-up kept verbatim, never masked (e.g. PTB's '<unk>'); "
                         "repeated or space-separated")
@@ -69,17 +72,23 @@ def _docs(args: argparse.Namespace, path: str):
     return islice(docs, args.limit) if args.limit else docs
 
 
-def _masker_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    from veil.cli.common import maskers_of, parse_options
+def _masker_names(args: argparse.Namespace) -> list[str]:
+    from veil.cli.common import add_terms_masker, maskers_of
 
-    return parse_options(args.set, maskers_of(args))
+    return add_terms_masker(maskers_of(args), {}, getattr(args, "add_terms", None))[0]
+
+
+def _masker_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    from veil.cli.common import add_terms_masker, maskers_of, parse_options
+
+    names = maskers_of(args)
+    return add_terms_masker(names, parse_options(args.set, names), getattr(args, "add_terms", None))[1]
 
 
 def _maskers(args: argparse.Namespace) -> list[Any]:
-    from veil.cli.common import maskers_of
     from veil.pipeline import build_engine
 
-    return build_engine(maskers_of(args), options=_masker_options(args)).maskers
+    return build_engine(_masker_names(args), options=_masker_options(args)).maskers
 
 
 def _exclude(args: argparse.Namespace) -> list[str]:
@@ -101,7 +110,7 @@ def mask_ray(args: argparse.Namespace) -> dict[str, Any]:
     """``--engine ray``: the same masking engine in Ray actors (see :mod:`veil.engine.ray_engine`)."""
     from functools import partial
 
-    from veil.cli.common import maskers_of, progress_of
+    from veil.cli.common import progress_of
     from veil.engine.ray_engine import input_files, run_stage
     from veil.engine.stages import MaskStage
     from veil.io.formats import detect_format, read_documents
@@ -113,9 +122,9 @@ def mask_ray(args: argparse.Namespace) -> dict[str, Any]:
     fields = _fields(args)
     if len(files) > 1 and (not fields.id or fmt == "txt"):
         raise VeilError("a folder of shards needs an id field (--id-field, not txt): record numbers restart in every file")
-    make = partial(build_engine, maskers_of(args), args.placeholder, _masker_options(args), _exclude(args), args.keep)
+    make = partial(build_engine, _masker_names(args), args.placeholder, _masker_options(args), _exclude(args), args.keep)
     make()  # bad names or options fail here, before a cluster starts
-    settings = {"input": [input_fingerprint(f) for f in files], "maskers": maskers_of(args), "style": args.placeholder,
+    settings = {"input": [input_fingerprint(f) for f in files], "maskers": _masker_names(args), "style": args.placeholder,
                 "fields": vars(fields), "options": _masker_options(args), "exclude": sorted(_exclude(args)),
                 "drop": sorted(args.drop_field), "keep": sorted(args.keep)}
     reader = partial(read_documents, fmt=fmt, fields=fields, **({"speakers": args.speakers} if args.speakers else {}))
@@ -136,9 +145,9 @@ def mask_file(args: argparse.Namespace) -> dict[str, Any]:
     if args.engine == "ray":
         return mask_ray(args)
     src = args.inputs[0]
-    from veil.cli.common import maskers_of, progress_of
+    from veil.cli.common import progress_of
 
-    return mask_corpus(src, args.output, maskers_of(args), placeholder=args.placeholder, options=_masker_options(args),
+    return mask_corpus(src, args.output, _masker_names(args), placeholder=args.placeholder, options=_masker_options(args),
                        exclude=_exclude(args), keep=args.keep, fields=_fields(args), input_format=args.input_format,
                        output_format=args.output_format,
                        reader_options={"speakers": args.speakers} if args.speakers else None,
