@@ -199,8 +199,11 @@ class ReviewSession:
                         "partial": m.partial} for m in st.missed.values()],
             "done": st.done, "last": st.last[-1] if st.last else None, "original": None}
         if d.original is not None and d.alignment is not None:
+            a = d.alignment
             view["original"] = {"text": d.original,
-                                "spans": [{"i": i, "start": s, "end": e} for i, (s, e) in enumerate(d.alignment.spans)]}
+                                "spans": [{"i": i, "start": s, "end": e} for i, (s, e) in enumerate(a.spans)],
+                                "missed": [{"n": m.n, "start": a.to_original(m.start), "end": a.to_original(m.end)}
+                                           for m in st.missed.values()]}
         return view
 
     # --- what the page may change -------------------------------------------------------------

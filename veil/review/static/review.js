@@ -142,21 +142,32 @@
     box.textContent = "";
     if (!v.original) return;
     const t = v.original.text;
+    const items = v.original.spans.map((sp) => ({ s: sp.start, e: sp.end, p: v.placeholders[sp.i] }));
+    for (const om of v.original.missed) items.push({ s: om.start, e: om.end, m: v.missed.find((x) => x.n === om.n) });
+    items.sort((a, b) => a.s - b.s);
     let pos = 0;
-    for (const sp of v.original.spans) {
-      if (sp.start < pos) continue; // placeholders that share one stretch of the original
-      const p = v.placeholders[sp.i];
-      if (sp.start > pos) box.append(document.createTextNode(t.slice(pos, sp.start)));
+    for (const it of items) {
+      if (it.s < pos) continue; // placeholders that share one stretch of the original
+      if (it.s > pos) box.append(document.createTextNode(t.slice(pos, it.s)));
       const el = document.createElement("span");
-      el.textContent = t.slice(sp.start, sp.end);
-      el.className = "orig" + (p.rejected ? " rejected" : "");
-      el.dataset.i = p.i;
-      el.style.setProperty("--h", hue(p.label));
-      el.title = `${p.label} (${p.itype})`;
-      if (type && p.label !== type) el.classList.add("dim");
-      if (selected && selected.kind === "ph" && selected.i === p.i) el.classList.add("selected");
+      el.textContent = t.slice(it.s, it.e);
+      if (it.p) {
+        const p = it.p;
+        el.className = "orig" + (p.rejected ? " rejected" : "");
+        el.dataset.i = p.i;
+        el.style.setProperty("--h", hue(p.label));
+        el.title = `${p.label} (${p.itype})`;
+        if (type && p.label !== type) el.classList.add("dim");
+        if (selected && selected.kind === "ph" && selected.i === p.i) el.classList.add("selected");
+      } else {
+        el.className = "missed";
+        el.dataset.n = it.m.n;
+        el.title = `missed ${it.m.label} (${it.m.itype})`;
+        if (type && it.m.label !== type) el.classList.add("dim");
+        if (selected && selected.kind === "missed" && selected.n === it.m.n) el.classList.add("selected");
+      }
       box.append(el);
-      pos = sp.end;
+      pos = it.e;
     }
     if (pos < t.length) box.append(document.createTextNode(t.slice(pos)));
   }
