@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from veil.cli.common import maskers_of, parse_options
     from veil.mask.evaluate import evaluate, missed_mentions
     from veil.mask.gold import read_gold
-    from veil.pipeline import build_engine
+    from veil.run.corpus import build_engine
     from veil.textforms import transform_documents
 
     from veil.cli.common import add_terms_masker

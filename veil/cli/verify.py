@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     names = maskers_of(args)
     if args.masked is None:
         from veil.cli.mask import _exclude
-        from veil.pipeline import build_engine
+        from veil.run.corpus import build_engine
 
         engine = build_engine(names, options=parse_options(args.set, names), exclude=_exclude(args))
     elif args.masker or args.set or args.exclude:
