@@ -1,15 +1,13 @@
 """`veil verify`: planted survivors of every kind are found; veil's own mask + fill output verifies clean."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
+from bench.verify_planted import plant, removed_by_label
 from veil.audit.verify import TextIndex, canonical, find_survivors, removed, value_keys, verify
 from veil.cli import main
-from veil.mask.align import original_values
-from veil.textforms import DIGIT_WORDS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "calls.jsonl"
 
@@ -70,53 +68,10 @@ def test_veil_mask_and_fill_output_verifies_clean(tmp_path, capsys):
     assert r["files"] == ["filled.jsonl", "filled.jsonl.substitutions.jsonl", "filled.jsonl.veil.json"]
 
 
-def _spelled(v):
-    return "-".join(c.upper() for c in v if c.isalnum())
-
-
-def _spoken_digits(v):
-    return " ".join(DIGIT_WORDS[int(c)] for c in v if c.isdigit())
-
-
 def test_planted_survivors_are_each_found(tmp_path, capsys):
     masked, filled = _mask_and_fill(tmp_path)
-    originals = {json.loads(x)["id"]: json.loads(x)["text"] for x in EXAMPLES.read_text().splitlines()}
-    masked_docs = {}
-    from veil.io.records import read_masked
-
-    for md in read_masked(masked):
-        masked_docs[md.id] = {label: value for _, _, label, value in original_values(originals[md.id], md)}
-    name = masked_docs["c1-2"]["PERSON_NAME"]  # what the masking removed, whatever it is
-    phone, email = masked_docs["c1-8"]["PHONE_NUMBER"], masked_docs["c1-8"]["EMAIL_ADDRESS"]
-    card = masked_docs["c1-6"]["CREDIT_CARD_NUMBER"]
-    recs = [json.loads(x) for x in filled.read_text().splitlines()]
-    by_id = {r["id"]: r for r in recs}
-    plants = {  # document -> text appended to its filled text
-        "c1-2": f" Again: {name}. Or {name.lower().replace(' ', '  ')}! Spelled {_spelled(name)}.",
-        "c1-8": f" Say it: {_spoken_digits(phone)}; write {email.replace('.', ' dot ').replace('@', ' at ')}.",
-        "c1-6": f" Card {card.replace(' ', '')}, or {_spoken_digits(card)}.",
-    }
-    for doc, extra in plants.items():
-        by_id[doc]["text"] += extra
-    by_id["c1-2"]["notes"] = f"caller: {name}"  # another field copied through
-    by_id["c1-1"]["notes"] = f"caller: {name}"  # another document: its values are c1-1's own, not c1-2's
-    # a substitute that drew the real value back, in the text and the substitutions file
-    subs_path = filled.with_name(filled.name + ".substitutions.jsonl")
-    subs = [json.loads(x) for x in subs_path.read_text().splitlines()]
-    sub = next(s for s in subs if s["id"] == "c1-2" and s["label"] == "PERSON_NAME")
-    text = by_id["c1-2"]["text"]
-    by_id["c1-2"]["text"] = text[:sub["start"]] + name + text[sub["end"]:]
-    shift = len(name) - (sub["end"] - sub["start"])
-    for s in subs:
-        if s["id"] == "c1-2" and s["start"] > sub["start"]:
-            s["start"], s["end"] = s["start"] + shift, s["end"] + shift
-    sub["substitute"], sub["end"] = name, sub["start"] + len(name)
-    filled.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    subs_path.write_text("".join(json.dumps(s) + "\n" for s in subs))
-    manifest = filled.with_name(filled.name + ".veil.json")
-    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "note": email}, indent=1))
-    shutil.copy(filled, filled.with_name(filled.name + ".partial"))  # an unfinished run left behind
-
+    plant(EXAMPLES, masked, filled)
+    name = removed_by_label(EXAMPLES, masked)["c1-2"]["PERSON_NAME"]
     assert main(["verify", str(EXAMPLES), str(filled), "--masked", str(masked), "--json"]) == 1
     r = json.loads(capsys.readouterr().out)
     assert not r["clean"] and "value" not in r["survivors"][0]  # no values without --show-values

@@ -338,8 +338,10 @@ def format_report(r: Report, show_values: bool = False) -> str:
         lines.append("CLEAN: no removed value survives")
         return "\n".join(lines)
     if r.survivors:
-        docs = len({s.doc for s in r.survivors})
+        docs = len({s.doc for s in r.survivors if s.doc != "*"})
+        manifests = sum(s.doc == "*" for s in r.survivors)
         lines.append(f"FOUND {len(r.survivors)} surviving value(s) in {docs} document(s)"
+                     + (f" and {manifests} in manifests" if manifests else "")
                      + ("" if show_values else " (values hidden; --show-values shows them)") + ":")
         head = ["document", "field", "line", "start", "end", "type", "form", "in substitute"]
         rows = [[s.doc, s.field, "" if s.line is None else str(s.line), str(s.start), str(s.end), s.label, s.form,
