@@ -39,6 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--drop-field", nargs="+", action="extend", default=[], metavar="FIELD",
                    help="input fields not to copy into the output (e.g. gold spans); repeated or space-separated")
     p.add_argument("--exclude", default=None, metavar="FILE", help="never-mask list, one entry a line")
+    p.add_argument("--add-terms", default=None, metavar="FILE",
+                   help="always-mask list, term<TAB>TYPE a line (the deny_list masker, run beside --masker); "
+                        "`veil review --export terms` writes one from a review")
     p.add_argument("--keep", nargs="+", action="extend", default=[], metavar="TOKEN",
                    help="tokens of the corpus's own mark-up kept verbatim, never masked (e.g. PTB's '<unk>'); "
                         "repeated or space-separated")
@@ -60,10 +63,17 @@ def _fields(args: argparse.Namespace):
     return fields_of(args)
 
 
-def _masker_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    from veil.cli.common import maskers_of, parse_options
+def _masker_names(args: argparse.Namespace) -> list[str]:
+    from veil.cli.common import add_terms_masker, maskers_of
 
-    return parse_options(args.set, maskers_of(args))
+    return add_terms_masker(maskers_of(args), {}, getattr(args, "add_terms", None))[0]
+
+
+def _masker_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    from veil.cli.common import add_terms_masker, maskers_of, parse_options
+
+    names = maskers_of(args)
+    return add_terms_masker(names, parse_options(args.set, names), getattr(args, "add_terms", None))[1]
 
 
 def _exclude(args: argparse.Namespace) -> list[str]:
@@ -77,12 +87,12 @@ def _exclude(args: argparse.Namespace) -> list[str]:
 
 def mask_file(args: argparse.Namespace, path: str, output: str | None, each: bool = False) -> dict[str, Any]:
     """One input through the corpus loop: masked into ``output``, or only counted (``output`` None)."""
-    from veil.cli.common import maskers_of, progress_of
+    from veil.cli.common import progress_of
     from veil.run.corpus import mask_corpus
     from veil.run.executors import executor_of
 
     executor = executor_of(args)
-    return mask_corpus(path, output, maskers_of(args), placeholder=args.placeholder, options=_masker_options(args),
+    return mask_corpus(path, output, _masker_names(args), placeholder=args.placeholder, options=_masker_options(args),
                        exclude=_exclude(args), keep=args.keep, fields=_fields(args), input_format=args.input_format,
                        output_format=args.output_format,
                        reader_options={"speakers": args.speakers} if args.speakers else None,
