@@ -37,7 +37,7 @@ def mask_units(units: Sequence[Sequence[Document]], engine: Any, counts: dict[st
         from veil.mask.stats import masked_word_counts
 
         spans, per_masker = engine.detect_each(docs) if each else (engine.detect(docs), [])
-        names = [getattr(m, "name", type(m).__name__) for m in engine.maskers]
+        names = [getattr(m, "name", type(m).__name__) for m in engine.maskers] if each else []
         for i, d in enumerate(docs):
             m, t = masked_word_counts(d.text, spans[i])
             counts["masked"] = counts.get("masked", 0) + m
