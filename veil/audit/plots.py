@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from veil.numeric import sample_std
+
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
@@ -89,7 +91,7 @@ def plot_risk_histogram(scores_by_group: Mapping[str, Sequence[float]], threshol
     n = len(all_scores)
     if n:
         mean = sum(all_scores) / n
-        std = (sum((s - mean) ** 2 for s in all_scores) / (n - 1)) ** 0.5 if n > 1 else 0.0
+        std = sample_std(all_scores) or 0.0
         ax.axvline(mean + std, color="black", linestyle="--", label=f"μ+σ = {mean + std:.1f}")
     ax.axvline(threshold, color="red", label=f"threshold {threshold:g}")
     ax.set_xlabel("residual risk score per document")

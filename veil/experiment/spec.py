@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from veil.errors import VeilError
-
-ROOT = Path(__file__).resolve().parent.parent.parent  # the project root (experiments/ lives here)
+from veil.io.paths import resolve_path
 
 BASELINES: dict[str, dict[str, Any]] = {
     "oracle": {"data": "original"},
@@ -86,17 +85,6 @@ class ExperimentSpec:
     @property
     def methods(self) -> list[str]:
         return [v.name for v in self.variants]
-
-
-def resolve_path(p: str | Path, base: Path) -> Path:
-    """Absolute; else relative to the working folder, the experiment file's folder, or the project root."""
-    p = Path(p).expanduser()
-    if p.is_absolute():
-        return p
-    for root in (Path.cwd(), base, ROOT):
-        if (root / p).exists():
-            return (root / p).resolve()
-    return (base / p).resolve()
 
 
 def _corpus(d: Any, what: str, base: Path) -> CorpusSpec:

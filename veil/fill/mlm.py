@@ -386,15 +386,16 @@ class MLMFiller(CandidateFiller):
         ``options`` are :class:`veil.fill.finetune.MLMTrainConfig` fields (epochs, max_steps, lr, ...)."""
         from pathlib import Path
 
-        from veil.fill.finetune import MLMTrainConfig, finetune_rounds, save_model, train_mlm
+        from veil.fill.finetune import MLMTrainConfig, save_model, train_mlm
+        from veil.fill.rounds import finetune_rounds
 
         try:
             cfg = MLMTrainConfig(**{"seed": seed, **options})
         except TypeError as e:
             raise VeilError(f"mlm fine-tuning: {e}") from None
         if texts is None:
-            return {"rounds": finetune_rounds(docs, output_dir, model=model, data=data, rounds=rounds, cfg=cfg, k=k,
-                                              seed=seed, progress=progress)}
+            return {"rounds": finetune_rounds(docs, output_dir, filler_cls=cls, load=load_mlm, model=model, data=data,
+                                              rounds=rounds, cfg=cfg, k=k, seed=seed, progress=progress)}
         if rounds != 1:
             raise VeilError("given training texts make one round; drop rounds")
         mdl, tok = load_mlm(model)

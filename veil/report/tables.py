@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from veil.numeric import sample_std
+
 COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered", "perplexity_std", "gap_recovered_std",
            "seeds", "perplexity_seeds", "train_docs", "train_words", "test_words", "pretrain_s", "mask_s",
            "filler_ft_s", "fill_s", "lm_finetune_s", "evaluate_s", "computed", "lm_dir",
@@ -22,15 +24,6 @@ def atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-
-
-def _std(xs: Sequence[float]) -> float | None:
-    """Sample standard deviation; None for fewer than two finite values."""
-    xs = [x for x in xs if x is not None and math.isfinite(x)]
-    if len(xs) < 2:
-        return None
-    m = sum(xs) / len(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
 def _gap(b0: float, oracle: float, ppl: float) -> float | None:
@@ -53,7 +46,7 @@ def add_gap(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         seeds = list(r.get("perplexity_seeds") or [r["perplexity"]])
         r["seeds"] = len(seeds)
-        r["perplexity_std"] = _std(seeds)
+        r["perplexity_std"] = sample_std(seeds)
         g = gstd = None
         b = b0.get(r["technique"])
         if oracle is not None and b is not None and r["method"] != "oracle":
@@ -61,7 +54,7 @@ def add_gap(rows: list[dict[str, Any]]) -> None:
             per = [_gap(bs, os_, ms) for bs, os_, ms in zip(b.get("perplexity_seeds") or [b["perplexity"]],
                                                            oracle.get("perplexity_seeds") or [oracle["perplexity"]],
                                                            seeds)]
-            gstd = _std([x for x in per if x is not None]) if r["method"] != "baseline0" else None
+            gstd = sample_std([x for x in per if x is not None]) if r["method"] != "baseline0" else None
         r["gap_recovered"] = g
         r["gap_recovered_std"] = gstd
 

@@ -62,7 +62,7 @@ class ASREvaluation:
 
         s = self.s
         if s.speech != "synth":
-            from veil.experiment.spec import resolve_path
+            from veil.io.paths import resolve_path
 
             utts = read_speech(resolve_path(s.speech, self.base))
             return utts, audio_digest(utts), 0.0
@@ -95,7 +95,7 @@ class ASREvaluation:
         if self._nbest is not None:
             return self._nbest
         from veil.downstream.asr.recognise import WhisperNBest, default_model_path, load_audio, model_identity
-        from veil.experiment.spec import resolve_path
+        from veil.io.paths import resolve_path
 
         s = self.s
         utts, speech_key, speech_s = self.speech(test_texts)

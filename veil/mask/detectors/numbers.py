@@ -268,7 +268,7 @@ class MoneyDetector(PatternDetector):
         super().__init__()
         # as speech recognition writes it: "eur four thousand", "trl thirty million". A lower-case code
         # counts only where it is no common English word ("try", "all" stay words)
-        from veil.mask.detectors.words import common_words
+        from veil.mask.allow_list import common_words
 
         codes = "|".join(c.lower() for c in _CURRENCY_CODES.split("|") if c.lower() not in common_words())
         self._patterns.append((re.compile(_APPROX + r"\b(?:" + codes + r")\s+" + _AMOUNT + r"\b"
