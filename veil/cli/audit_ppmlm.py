@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import io
 import json
 import logging
@@ -118,10 +117,6 @@ def read_corpus(path: str, fmt: str) -> list:
 
         return read_switchboard(path)
     raise VeilError(f"unknown corpus format {fmt!r}; known: {', '.join(readers.names() + ['switchboard'])}")
-
-
-def _fingerprint(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def public(result: dict) -> dict:
@@ -274,7 +269,9 @@ def run(args: argparse.Namespace) -> int:
               "audit": asdict(audit_cfg), "train": asdict(train_cfg)}
     if warmup is not None:
         config["warmup"] = asdict(warmup)
-    fp = _fingerprint(config, data.stats)
+    from veil.cache import stable_hash
+
+    fp = stable_hash([config, data.stats])
     results: dict[str, dict] = {}
     for m in methods:
         path = out / "methods" / f"{m}.json"

@@ -114,7 +114,7 @@ class LMSettings:
         if s.precision not in ("fp32", "bf16", "auto"):
             raise VeilError(f"lm.precision must be fp32, bf16 or auto, not {s.precision!r}")
         if s.precision != "fp32":
-            from veil.models.smollm2 import native_bf16
+            from veil.models.device import native_bf16
 
             device = _device(s)
             native = native_bf16(device)
@@ -257,11 +257,9 @@ def save_pretrained_reference(name: str, out: Path) -> None:
 
 
 def _device(s: LMSettings) -> str:
-    import torch
+    from veil.models.device import resolve_device
 
-    if s.device:
-        return s.device
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return resolve_device(s.device)
 
 
 def make_model(s: LMSettings, vocab: WordVocab | BPEVocab) -> Any:

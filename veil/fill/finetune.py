@@ -59,6 +59,7 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
     import torch
     from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
 
+    from veil.models.device import resolve_device
     from veil.training import optimise
 
     texts = [t for t in texts if t.strip()]
@@ -67,7 +68,7 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
     if cfg.batch_size < 1 or cfg.max_length < 8 or not (0 < cfg.mlm_probability < 1):
         raise VeilError("batch_size >= 1, max_length >= 8 and 0 < mlm_probability < 1 are needed")
     torch.manual_seed(cfg.seed)
-    device = torch.device(cfg.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = torch.device(resolve_device(cfg.device))
     enc = tok(list(texts), truncation=True, max_length=cfg.max_length, return_overflowing_tokens=True,
               return_special_tokens_mask=True, return_offsets_mapping=cfg.whole_word)
     keys = ["input_ids", "special_tokens_mask"] + (["offset_mapping"] if cfg.whole_word else [])

@@ -27,7 +27,8 @@ def check_output(out: Path) -> None:
 
 def load_base(model: str | None, model_obj: Any, tokenizer: Any, device: str | None) -> tuple[Any, Any, str]:
     """``(model, tokenizer, device)``: the given objects, or the causal LM ``model`` (default SmolLM2)."""
-    from veil.models.smollm2 import load_causal_lm, resolve_device
+    from veil.models.device import resolve_device
+    from veil.models.smollm2 import load_causal_lm
 
     device = resolve_device(device)
     if model_obj is not None:

@@ -99,6 +99,8 @@ class MaskedLMProposer:
                  token_budget: int = TOKEN_BUDGET) -> None:
         import torch
 
+        from veil.models.device import resolve_device
+
         if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
             raise VeilError("the tokenizer has no mask token; the mlm filler needs a masked language model")
         if dtype not in DTYPES:
@@ -107,7 +109,7 @@ class MaskedLMProposer:
         self.batch_size = batch_size
         self.dtype = dtype
         self.head_at_masks = head_at_masks
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.device = torch.device(resolve_device(device))
         model = model.eval()
         if dtype == "int8":
             if self.device.type != "cpu":

@@ -23,7 +23,6 @@ torch and transformers are imported inside the functions so importing this modul
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
@@ -155,9 +154,9 @@ def _minilm_with_head() -> tuple[Any, Any]:
 def _cache_key(cfg: WarmupConfig, corpus: Path) -> str:
     enc = minilm_encoder_path() / "model.safetensors"
     st, cst = enc.stat(), corpus.stat()
-    blob = json.dumps({"enc": [st.st_size], "corpus": [corpus.name, cst.st_size], "cfg": asdict(cfg)},
-                      sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    from veil.cache import stable_hash
+
+    return stable_hash({"enc": [st.st_size], "corpus": [corpus.name, cst.st_size], "cfg": asdict(cfg)})
 
 
 def warmed_up_minilm(cfg: WarmupConfig, corpus: str | Path | None = None) -> Path:

@@ -101,7 +101,7 @@ def _minilm_fit_predict(s: Any, train: Sequence[tuple[str, str]], y: Sequence[in
     import torch
     from transformers import get_linear_schedule_with_warmup
 
-    from veil.models.smollm2 import resolve_device
+    from veil.models.device import resolve_device
     from veil.training import optimise
 
     device = resolve_device(s.device)
