@@ -380,7 +380,7 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
 
     import torch
 
-    from veil.training import optimise
+    from veil.training import adamw, optimise
 
     if s.threads:
         torch.set_num_threads(s.threads)
@@ -394,10 +394,9 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
     steps_per_epoch = math.ceil(len(bl) / s.batch_size)
     total = steps if steps is not None else max(1, int(round(steps_per_epoch * epochs)))
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=s.weight_decay)
-    warm = min(s.warmup_steps, max(1, total // 10))
-    sched = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then linear decay to 5%
-        opt, lambda st: (st + 1) / warm if st < warm else max(0.05, (total - st) / max(1, total - warm)))
+    # linear warm-up (from its first step), then linear decay to 5%
+    opt, sched = adamw(params, lr=lr, total=total, warmup=min(s.warmup_steps, max(1, total // 10)),
+                       weight_decay=s.weight_decay, floor=0.05, warmup_from_one=True)
     rng = random.Random(s.seed)
     torch.manual_seed(s.seed)
     t0 = time.time()

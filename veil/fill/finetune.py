@@ -57,10 +57,10 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
               progress: bool = True) -> dict[str, Any]:
     """Fine-tunes ``model`` in place on ``texts``; returns the step count and losses."""
     import torch
-    from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+    from transformers import DataCollatorForLanguageModeling
 
     from veil.models.device import resolve_device
-    from veil.training import optimise
+    from veil.training import adamw, matrix_decay_groups, optimise
 
     texts = [t for t in texts if t.strip()]
     if not texts:
@@ -80,11 +80,8 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
     gen = torch.Generator().manual_seed(cfg.seed)
     steps_per_epoch = math.ceil(len(features) / cfg.batch_size)
     total = cfg.max_steps or max(1, math.ceil(cfg.epochs * steps_per_epoch))
-    decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim > 1]
-    no_decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim <= 1]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
-    sched = get_linear_schedule_with_warmup(opt, int(cfg.warmup_ratio * total), total)
+    groups = matrix_decay_groups((p for p in model.parameters() if p.requires_grad), cfg.weight_decay)
+    opt, sched = adamw(groups, lr=cfg.lr, total=total, warmup=int(cfg.warmup_ratio * total))
     model.to(device).train()
 
     def batches() -> Iterator[dict[str, Any]]:

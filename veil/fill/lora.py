@@ -52,9 +52,7 @@ def train_lora(base: Any, examples: Sequence[tuple[list[int], list[int]]], *, pa
     """Train LoRA adapters on ``base``; returns the peft model (eval mode) and a summary."""
     import torch
     from peft import LoraConfig, get_peft_model
-    from transformers import get_linear_schedule_with_warmup
-
-    from veil.training import optimise
+    from veil.training import adamw, optimise
 
     torch.manual_seed(seed)
     cfg = LoraConfig(r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
@@ -62,12 +60,11 @@ def train_lora(base: Any, examples: Sequence[tuple[list[int], list[int]]], *, pa
     peft_model = get_peft_model(base, cfg)
     peft_model.train()
     params = [p for p in peft_model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.0)
     steps_per_epoch = math.ceil(len(examples) / batch_size)
     total = max_steps if max_steps is not None else max(1, math.ceil(steps_per_epoch * epochs))
     if total < 1:
         raise VeilError("max_steps must be at least 1")
-    sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=max(1, total // 20), num_training_steps=total)
+    opt, sched = adamw(params, lr=learning_rate, total=total, warmup=max(1, total // 20))
     rng = random.Random(seed)
     t0 = time.time()
 

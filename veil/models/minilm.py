@@ -207,9 +207,9 @@ def pack_sequences(tok: Any, lines: list[str], max_length: int) -> list[list[int
 def mlm_warmup(model: Any, tok: Any, lines: list[str], cfg: WarmupConfig) -> list[float]:
     """Plain token-level MLM training (transformers' collator) on generic text; returns the losses."""
     import torch
-    from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+    from transformers import DataCollatorForLanguageModeling
 
-    from veil.training import optimise
+    from veil.training import adamw, optimise
 
     rng = random.Random(cfg.seed)
     torch.manual_seed(cfg.seed)
@@ -226,8 +226,8 @@ def mlm_warmup(model: Any, tok: Any, lines: list[str], cfg: WarmupConfig) -> lis
         for layer in base.encoder.layer[-cfg.trainable_layers:]:
             for p in layer.parameters():
                 p.requires_grad_(True)
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=0.01)
-    sched = get_linear_schedule_with_warmup(opt, max(1, cfg.steps // 20), cfg.steps)
+    opt, sched = adamw([p for p in model.parameters() if p.requires_grad], lr=cfg.lr, total=cfg.steps,
+                       warmup=max(1, cfg.steps // 20), weight_decay=0.01)
     model.train()
 
     def batches() -> Iterator[list[dict[str, list[int]]]]:

@@ -25,7 +25,7 @@ import logging
 import math
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -264,6 +264,8 @@ def train(config: DetectorTrainConfig, out_dir: Path, data: Path | None, *, mode
     """Train and save the detector to ``out_dir``; returns the summary written to its meta file."""
     import torch
 
+    from veil.training import adamw, matrix_decay_groups, optimise
+
     t0 = time.time()
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.threads)
@@ -283,45 +285,38 @@ def train(config: DetectorTrainConfig, out_dir: Path, data: Path | None, *, mode
              len(examples), by_source, len(windows), pieces, config.steps, config.batch_size)
     model.get_input_embeddings().weight.requires_grad_(False)
     params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
-
-    def lr_at(step: int) -> float:
-        if step < config.warmup:
-            return (step + 1) / config.warmup
-        return max(0.0, (config.steps - step) / max(1, config.steps - config.warmup))
-
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
+    # linear warm-up from its first step, then linear decay to 0
+    opt, sched = adamw(matrix_decay_groups(params, config.weight_decay), lr=config.lr, total=config.steps,
+                       warmup=config.warmup, warmup_from_one=True)
     model.train()
-    stream = batches(windows, config.batch_size, rng)
     running, seen = 0.0, 0
     log_file = progress.open("a", encoding="utf-8") if progress else None
+
+    def loss_of(windows_batch: list[Window]) -> Any:
+        nonlocal seen
+        batch = collate(windows_batch, tokenizer.pad_token_id)
+        allowed = batch.pop("allowed")
+        labels = batch.pop("labels")
+        seen += int(batch["attention_mask"].sum())
+        return masked_loss(model(**batch).logits, labels, allowed)
+
+    def log_step(step: int, loss: float) -> None:
+        nonlocal running
+        running += loss
+        if step % config.log_every == 0 or step == config.steps:
+            elapsed = time.time() - t0
+            line = (f"step {step}/{config.steps} loss {running / config.log_every:.4f} "
+                    f"lr {sched.get_last_lr()[0]:.2e} pieces {seen} elapsed {elapsed:.0f}s "
+                    f"eta {elapsed / step * (config.steps - step):.0f}s")
+            running = 0.0
+            log.info(line)
+            if log_file:
+                log_file.write(line + "\n")
+                log_file.flush()
+
     try:
-        for step in range(config.steps):
-            batch = collate(next(stream), tokenizer.pad_token_id)
-            allowed = batch.pop("allowed")
-            labels = batch.pop("labels")
-            logits = model(**batch).logits
-            loss = masked_loss(logits, labels, allowed)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-            running += float(loss.detach())
-            seen += int(batch["attention_mask"].sum())
-            if (step + 1) % config.log_every == 0 or step + 1 == config.steps:
-                elapsed = time.time() - t0
-                line = (f"step {step + 1}/{config.steps} loss {running / config.log_every:.4f} "
-                        f"lr {sched.get_last_lr()[0]:.2e} pieces {seen} elapsed {elapsed:.0f}s "
-                        f"eta {elapsed / (step + 1) * (config.steps - step - 1):.0f}s")
-                running = 0.0
-                log.info(line)
-                if log_file:
-                    log_file.write(line + "\n")
-                    log_file.flush()
+        optimise(batches(windows, config.batch_size, rng), loss_of, opt, sched, steps=config.steps,
+                 clip_params=params, clip=1.0, progress=False, on_step=log_step)
     finally:
         if log_file:
             log_file.close()
