@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "veil"
 #: of several units, without a cycle)
 STAGES: list[set[str]] = [
     {"types", "markers", "shapes", "registry", "errors", "textutil", "textforms", "cache", "training", "models",
-     "numeric", "_callable"},  # core
+     "numeric", "config", "_callable"},  # core
     {"io"},
     {"mask"},
     {"fill"},

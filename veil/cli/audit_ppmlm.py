@@ -31,6 +31,11 @@ LABELS = {"mlm": "MLM", "mlma": "MLMA", "dppmlm": "DPPMLM", "ippmlm": "IPPMLM", 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    # every default is the dataclass's own (veil.audit.ppmlm, veil.models.minilm): one place to change it
+    from veil.audit.ppmlm.audit import AuditConfig
+    from veil.audit.ppmlm.methods import TrainConfig
+    from veil.models.minilm import WarmupConfig
+
     p.add_argument("corpus", metavar="CORPUS", help="corpus path (Switchboard: the folder with train/ and speakers/)")
     p.add_argument("--format", default="switchboard", help="corpus format (a registered reader; default switchboard)")
     from veil.cli.common import add_list
@@ -42,31 +47,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print {method: {utility, privacy, auc, tpr_at_fpr}} as JSON")
     g = p.add_argument_group("persons and identifiers")
     g.add_argument("--persons", type=int, default=None, help="sample this many persons (default: all)")
-    g.add_argument("--member-share", type=float, default=0.5, help="share of persons fine-tuned on (default 0.5)")
-    g.add_argument("--max-words-per-person", type=int, default=None, help="cap each person's text (first documents)")
-    g.add_argument("--k", type=int, default=2, help="indirect identifier: used by fewer than k persons (default 2)")
-    g.add_argument("--max-n", type=int, default=1, help="indirect identifiers up to n-grams (default 1)")
-    add_list(g, "--direct-masker", ("entity_tagger",), help="maskers that find direct identifiers")
-    g.add_argument("--seed", type=int, default=0, help="seed of the person split, masking and training")
+    g.add_argument("--member-share", type=float, default=AuditConfig.member_share,
+                   help="share of persons fine-tuned on (default %(default)s)")
+    g.add_argument("--max-words-per-person", type=int, default=AuditConfig.max_words_per_person,
+                   help="cap each person's text (first documents)")
+    g.add_argument("--k", type=int, default=AuditConfig.k,
+                   help="indirect identifier: used by fewer than k persons (default %(default)s)")
+    g.add_argument("--max-n", type=int, default=AuditConfig.max_n,
+                   help="indirect identifiers up to n-grams (default %(default)s)")
+    add_list(g, "--direct-masker", AuditConfig.direct_maskers, help="maskers that find direct identifiers")
+    g.add_argument("--seed", type=int, default=AuditConfig.seed, help="seed of the person split, masking and training")
     w = p.add_argument_group("MLM head warm-up of the default MiniLM model (ignored with --model)")
     w.add_argument("--warmup-steps", type=int, default=None,
-                   help="generic MLM warm-up steps on Brown before the audit (default: veil.models.minilm's 60; "
+                   help=f"generic MLM warm-up steps on Brown before the audit (default {WarmupConfig.steps}; "
                         "each setting is trained once and cached)")
-    w.add_argument("--warmup-lr", type=float, default=None, help="warm-up peak learning rate (default 5e-4)")
+    w.add_argument("--warmup-lr", type=float, default=None,
+                   help=f"warm-up peak learning rate (default {WarmupConfig.lr:g})")
     w.add_argument("--warmup-layers", type=int, default=None,
-                   help="top encoder layers trained in the warm-up (default 3; 0 or less: all)")
+                   help=f"top encoder layers trained in the warm-up (default {WarmupConfig.trainable_layers}; "
+                        "0 or less: all)")
     t = p.add_argument_group("fine-tuning")
-    t.add_argument("--epochs", type=int, default=2)
-    t.add_argument("--batch-size", type=int, default=16)
-    t.add_argument("--max-length", type=int, default=64, help="tokens per sequence (default 64)")
-    t.add_argument("--lr", type=float, default=1e-4)
-    t.add_argument("--mask-share", type=float, default=0.15, help="share of eligible words masked per epoch")
-    t.add_argument("--trainable-layers", type=int, default=None, help="train only the top N encoder layers + head")
-    t.add_argument("--dp-epsilon", type=float, default=8.0)
-    t.add_argument("--dp-delta", type=float, default=1e-5)
-    t.add_argument("--dp-max-grad-norm", type=float, default=10.0)
-    t.add_argument("--dp-grad-sample-mode", default="hooks", choices=["hooks", "functorch", "ew", "ghost"],
-                   help="how Opacus computes per-sample gradients (default hooks)")
+    t.add_argument("--epochs", type=int, default=TrainConfig.epochs)
+    t.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
+    t.add_argument("--max-length", type=int, default=TrainConfig.max_length,
+                   help="tokens per sequence (default %(default)s)")
+    t.add_argument("--lr", type=float, default=TrainConfig.lr)
+    t.add_argument("--mask-share", type=float, default=TrainConfig.mask_share,
+                   help="share of eligible words masked per epoch")
+    t.add_argument("--trainable-layers", type=int, default=TrainConfig.trainable_layers,
+                   help="train only the top N encoder layers + head")
+    t.add_argument("--dp-epsilon", type=float, default=TrainConfig.dp_epsilon)
+    t.add_argument("--dp-delta", type=float, default=TrainConfig.dp_delta)
+    t.add_argument("--dp-max-grad-norm", type=float, default=TrainConfig.dp_max_grad_norm)
+    t.add_argument("--dp-grad-sample-mode", default=TrainConfig.dp_grad_sample_mode,
+                   choices=["hooks", "functorch", "ew", "ghost"],
+                   help="how Opacus computes per-sample gradients (default %(default)s)")
     t.add_argument("--save-models", action="store_true", help="save each fine-tuned model under OUT/models/NAME")
 
 
@@ -251,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     audit_cfg = ppmlm.AuditConfig(persons=args.persons, member_share=args.member_share,
                                   max_words_per_person=args.max_words_per_person, k=args.k, max_n=args.max_n,
-                                  direct_maskers=tuple(list_value(args.direct_masker, ("entity_tagger",))),
+                                  direct_maskers=tuple(list_value(args.direct_masker, ppmlm.AuditConfig.direct_maskers)),
                                   seed=args.seed)
     train_cfg = ppmlm.TrainConfig(epochs=args.epochs, batch_size=args.batch_size, max_length=args.max_length,
                                   lr=args.lr, mask_share=args.mask_share, seed=args.seed,

@@ -97,18 +97,17 @@ class LMSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> "LMSettings":
+        from veil.config import check_keys, field_names, from_mapping
+
         d = dict(d or {})
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise VeilError(f"unknown LM setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        check_keys(d, field_names(cls), "lm", "LM setting")
         wrong = sorted(set(d) & set(BUILT_ONLY if d.get("model") else PRETRAINED_ONLY))
         if wrong:
             kind = "a pre-trained lm.model" if d.get("model") else "the config-built LM (no lm.model)"
             raise VeilError(f"LM setting(s) {', '.join(wrong)} do not apply to {kind}")
         if d.get("adapt") == "full" and any(k.startswith("lora_") for k in d):
             raise VeilError("lm.lora_* settings need lm.adapt: lora")
-        s = cls(**d)
+        s = from_mapping(cls, d, "lm", "LM setting")
         if s.adapt not in ("lora", "full"):
             raise VeilError(f"lm.adapt must be lora or full, not {s.adapt!r}")
         if s.precision not in ("fp32", "bf16", "auto"):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from veil.config import check_keys, field_names, from_mapping
 from veil.errors import VeilError
 from veil.io.paths import resolve_path
 
@@ -92,9 +93,7 @@ def _corpus(d: Any, what: str, base: Path) -> CorpusSpec:
         d = {"path": d}
     if not isinstance(d, dict) or "path" not in d:
         raise VeilError(f"{what}: needs a path (and optionally format, fields, limit, skip)")
-    unknown = set(d) - {"path", "format", "fields", "limit", "skip", "min_words", "exclude_containing"}
-    if unknown:
-        raise VeilError(f"{what}: unknown key(s) {', '.join(sorted(unknown))}")
+    check_keys(d, field_names(CorpusSpec), what, list_known=False)
     path = resolve_path(d["path"], base)
     if not path.exists():
         raise VeilError(f"{what}: {path} does not exist")
@@ -123,11 +122,7 @@ def _variant(d: Any, i: int) -> Variant:
         d = {**BASELINES[d["name"]], **d}
     if "filler" in d and "data" not in d:
         d["data"] = "filled"
-    known = set(Variant.__dataclass_fields__)
-    unknown = set(d) - known
-    if unknown:
-        raise VeilError(f"variant {d['name']!r}: unknown key(s) {', '.join(sorted(unknown))}")
-    v = Variant(**d)
+    v = from_mapping(Variant, d, f"variant {d['name']!r}", list_known=False)
     if v.data not in DATA_KINDS:
         raise VeilError(f"variant {v.name!r}: data must be one of {', '.join(DATA_KINDS)}")
     if v.data == "filled":
@@ -185,11 +180,8 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
     from veil.registry import maskers
 
     base = path.resolve().parent
-    known = {"name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
-             "cache", "report", "keep", "asr", "task"}
-    unknown = set(raw) - known
-    if unknown:
-        raise VeilError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+    check_keys(raw, ("name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
+                     "cache", "report", "keep", "asr", "task"), str(path))
     for key in ("train", "test", "techniques"):
         if key not in raw:
             raise VeilError(f"{path}: missing {key!r}")
@@ -211,9 +203,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         raise VeilError(f"{path}: method name(s) used twice: {', '.join(dup)}")
     report = raw.get("report") or {}
     extra = [resolve_path(p, base) for p in (report.get("extra") or [])]
-    unknown_report = set(report) - {"extra", "examples"}
-    if unknown_report:
-        raise VeilError(f"{path}: unknown report key(s) {', '.join(sorted(unknown_report))}; known: examples, extra")
+    check_keys(report, ("examples", "extra"), str(path), "report key")
     examples = report.get("examples", 0)
     if not isinstance(examples, int) or isinstance(examples, bool) or examples < 0:
         raise VeilError(f"{path}: report.examples must be a number of documents (0 or more)")
