@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from veil.cache import cache_root
 from veil.errors import VeilError
 
 log = logging.getLogger(__name__)
@@ -58,12 +59,6 @@ class WarmupConfig:
     trainable_layers: int = 3  # the top encoder layers trained with the head; embeddings (= decoder) stay
     mlm_probability: float = 0.15  # share of tokens masked (BERT's 80/10/10 replacement)
     seed: int = 0
-
-
-def cache_root() -> Path:
-    """``$VEIL_CACHE_DIR`` if set, else ``~/.cache/veil``."""
-    env = os.environ.get("VEIL_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "veil"
 
 
 def minilm_encoder_path() -> Path:

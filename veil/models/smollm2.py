@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from veil.cache import cache_root
 from veil.errors import VeilError
 from veil.models.device import resolve_device, resolve_dtype
 
@@ -38,12 +39,6 @@ DEFAULT_MODEL = "smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: written beside a LoRA adapter: which base model it adapts (by the name this module resolves)
 ADAPTER_META = "veil_adapter.json"
-
-
-def cache_root() -> Path:
-    """``$VEIL_CACHE_DIR`` if set, else ``~/.cache/veil``."""
-    env = os.environ.get("VEIL_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "veil"
 
 
 def smollm2_gguf_path() -> Path:

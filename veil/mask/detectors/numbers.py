@@ -6,17 +6,28 @@ import re
 from typing import Iterator
 
 from veil.mask.detectors.base import Detector, PatternDetector
+from veil.shapes import DIGIT_WORDS
 from veil.types import Span
 
 
-def luhn_ok(digits: str) -> bool:
+def _luhn_sum(digits: str) -> int:
     total = 0
     for i, c in enumerate(reversed(digits)):
         d = ord(c) - 48
         if i % 2:
             d = d * 2 - 9 if d > 4 else d * 2
         total += d
-    return total % 10 == 0
+    return total
+
+
+def luhn_ok(digits: str) -> bool:
+    """Whether ``digits`` end in their Luhn check digit (card numbers)."""
+    return _luhn_sum(digits) % 10 == 0
+
+
+def luhn_check_digit(body: str) -> str:
+    """The digit that makes ``body + digit`` pass :func:`luhn_ok`."""
+    return str((10 - _luhn_sum(body + "0") % 10) % 10)
 
 
 def _has_digit(text: str) -> bool:
@@ -55,8 +66,7 @@ class UsSsnDetector(PatternDetector):
         return not (d[:3] in ("000", "666") or d[0] == "9" or d[3:5] == "00" or d[5:] == "0000")
 
 
-_UNITS = {"zero": 1, "oh": 1, "o": 1, "one": 1, "two": 1, "three": 1, "four": 1, "five": 1, "six": 1,
-          "seven": 1, "eight": 1, "nine": 1}
+_UNITS = dict.fromkeys(("zero", "oh", "o", *DIGIT_WORDS[1:]), 1)
 _TEENS = {w: 2 for w in ("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen "
                          "nineteen").split()}
 _TENS = {w: 2 for w in "twenty thirty forty fifty sixty seventy eighty ninety".split()}
@@ -133,7 +143,7 @@ _DAY_NUM = r"(?:[12]\d|3[01]|0?[1-9])"
 _DAY = _DAY_NUM + r"(?:st|nd|rd|th)?"
 
 
-_UNIT_W = "one|two|three|four|five|six|seven|eight|nine"
+_UNIT_W = "|".join(DIGIT_WORDS[1:])
 _ORD_UNIT_W = "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth"
 # a day of the month as speech recognition writes it: "twenty two", "twenty-second", "the first"
 _SPOKEN_DAY = (r"(?:(?:twenty|thirty)(?:[\s-](?:" + _UNIT_W + "|" + _ORD_UNIT_W + r"))?|twentieth|thirtieth|"
