@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "experiment": ("veil.cli.experiment", "run an experiment grid: mask, fill, adapt an LM, perplexity, report"),
     "audit": ("veil.cli.audit", "privacy audit: residual risk, identifiers, PPMLM, membership inference"),
     "train-detector": ("veil.cli.train_detector", "fine-tune the case-robust neural entity detector (token classification)"),
-    "ls": ("veil.cli.ls", "list registered maskers, fillers, corpus formats and downstream LMs"),
+    "ls": ("veil.cli.ls", "list every registry (maskers, detectors, fillers, formats, LMs, PPMLM methods)"),
 }
 
 

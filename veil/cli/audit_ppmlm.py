@@ -21,19 +21,17 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
 
+from veil.audit.ppmlm.methods import method_label
 from veil.errors import VeilError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_METHODS = ("mlm", "mlma", "dppmlm", "ippmlm", "ppmlm", "dp")
-LABELS = {"mlm": "MLM", "mlma": "MLMA", "dppmlm": "DPPMLM", "ippmlm": "IPPMLM", "ppmlm": "PPMLM", "dp": "DP",
-          "base": "no fine-tuning"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     # every default is the dataclass's own (veil.audit.ppmlm, veil.models.minilm): one place to change it
     from veil.audit.ppmlm.audit import AuditConfig
-    from veil.audit.ppmlm.methods import TrainConfig
+    from veil.audit.ppmlm.methods import DEFAULT_METHODS, TrainConfig
     from veil.models.minilm import WarmupConfig
 
     p.add_argument("corpus", metavar="CORPUS", help="corpus path (Switchboard: the folder with train/ and speakers/)")
@@ -148,7 +146,7 @@ def table_rows(results: dict[str, dict]) -> list[dict]:
         t = r["tpr_at_fpr"]
         strict = r.get("tpr_at_fpr_strict") or {}
         sig = r.get("mia_signal") or {}
-        rows.append({"method": LABELS.get(m, m), "tpr_at_0.1%_fpr": t["0.001"], "tpr_at_1%_fpr": t["0.01"],
+        rows.append({"method": method_label(m), "tpr_at_0.1%_fpr": t["0.001"], "tpr_at_1%_fpr": t["0.01"],
                      "tpr_at_10%_fpr": t["0.1"], "auc": r["auc"], "utility": r["utility"], "privacy": r["privacy"],
                      "privacy_direct": r.get("privacy_direct"), "privacy_indirect": r.get("privacy_indirect"),
                      "strict_tpr_at_0.1%_fpr": strict.get("0.001"), "strict_tpr_at_1%_fpr": strict.get("0.01"),
@@ -173,11 +171,11 @@ def table_markdown(results: dict[str, dict], model_label: str, stats: dict | Non
         note = no_signal_note(sig)
         mark = ""
         if note:
-            notes.append(f"{LABELS.get(m, m)}: {note}; the attack has nothing to rank, so its ROC is the "
+            notes.append(f"{method_label(m)}: {note}; the attack has nothing to rank, so its ROC is the "
                          f"diagonal by construction (TPR = FPR, AUC 0.5) — not a measured chance-level result.")
             mark = f" [{len(notes)}]"
         scored = (f"{sig['members_scored']} / {sig['non_members_scored']}" if "members_scored" in sig else "")
-        lines.append(f"| {LABELS.get(m, m)} | {pct(t['0.001'])} | {pct(t['0.01'])} | {pct(t['0.1'])} | "
+        lines.append(f"| {method_label(m)} | {pct(t['0.001'])} | {pct(t['0.01'])} | {pct(t['0.1'])} | "
                      f"{r['auc']:.3f} | {r['utility']:.3f} | {r['privacy']:.4f} | {scored}{mark} |")
     out = "\n".join(lines) + "\n"
     if notes:
@@ -205,7 +203,7 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
     for m, r in results.items():
         roc = r["_roc"]
         ax.plot([max(x, 1e-4) for x in roc["fpr"]], [max(y, 1e-4) for y in roc["tpr"]],
-                label=f"{LABELS.get(m, m)} (AUC {r['auc']:.3f})"
+                label=f"{method_label(m)} (AUC {r['auc']:.3f})"
                       + (" — nobody scored" if (r.get("mia_signal") or {}).get("degenerate") else ""))
     ax.plot([1e-4, 1], [1e-4, 1], "k--", lw=0.8, label="random guess")
     ax.set(xscale="log", yscale="log", xlabel="false-positive rate", ylabel="true-positive rate",
@@ -217,7 +215,7 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
     markers = "osD^vP*Xh"
     for i, (m, r) in enumerate(results.items()):
         # a legend, not text beside the points: methods with close scores would print over each other
-        ax.scatter(r["utility"], r["privacy"], s=45, marker=markers[i % len(markers)], label=LABELS.get(m, m))
+        ax.scatter(r["utility"], r["privacy"], s=45, marker=markers[i % len(markers)], label=method_label(m))
     ax.margins(0.08)
     ax.legend(fontsize=8, loc="best")
     ax.set(xlabel="utility (masked-word accuracy, held-out persons)", ylabel="privacy (share of identifiers never predicted)",
@@ -230,7 +228,7 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
         curve = regurgitation_by_repetition(r["_regurgitation"])
         if curve:
             ax.step([c["repetitions"] for c in curve], [c["cumulative_predicted"] for c in curve], where="post",
-                    label=LABELS.get(m, m))
+                    label=method_label(m))
     ax.set(xscale="log", xlabel="repetitions of the identifier in the training text",
            ylabel="cumulative predictions of identifiers", title="Regurgitation")
     ax.legend(fontsize=8)
@@ -254,10 +252,13 @@ def run(args: argparse.Namespace) -> int:
 
     from veil.cli.common import list_value
 
-    methods = list_value(args.methods, DEFAULT_METHODS)
-    unknown = [m for m in methods if m not in ppmlm.METHODS]
+    from veil.registry import ppmlm_methods
+
+    methods = list_value(args.methods, ppmlm.DEFAULT_METHODS)
+    unknown = [m for m in methods if m not in ppmlm_methods]
     if not methods or unknown:
-        raise VeilError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(ppmlm.METHODS)}")
+        raise VeilError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; "
+                        f"known: {', '.join(ppmlm_methods.names())}")
     if not 0 < args.mask_share < 1:
         raise VeilError(f"--mask-share must lie strictly between 0 and 1, got {args.mask_share}")
     if args.epochs < 1 or args.batch_size < 1:

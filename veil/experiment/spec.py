@@ -21,10 +21,15 @@ from veil.errors import VeilError
 from veil.io.paths import resolve_path
 
 BASELINES: dict[str, dict[str, Any]] = {
-    "oracle": {"data": "original"},
-    "baseline0": {"data": "masked"},
-    "baseline1": {"data": "masked", "mask_loss_weight": 0.0},
-    "pretrained": {"data": "none"},
+    "oracle": {"data": "original", "description": "the original training text, personal data included: the best "
+                                                  "any anonymisation can hope for"},
+    "baseline0": {"data": "masked", "description": "the masked text, every placeholder kept as the token [MASK]: "
+                                                   "the worst case a fill must beat"},
+    "baseline1": {"data": "masked", "mask_loss_weight": 0.0,
+                  "description": "the masked text, with no loss on the [MASK] tokens: the model learns only from "
+                                 "the words kept"},
+    "pretrained": {"data": "none", "description": "nothing: the pre-trained language model, not adapted (the "
+                                                  "paper's Pre-Trained-LM; every adaptation should beat it)"},
 }
 DATA_KINDS = ("original", "masked", "filled", "none")
 
@@ -56,6 +61,7 @@ class Variant:
     model: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     finetune: dict[str, Any] | None = None
+    description: str | None = None  # the report's legend (None: made from the settings)
 
     def fill_settings(self) -> dict[str, Any]:
         return {"filler": self.filler, "strategy": self.strategy, "k": self.k, "model": self.model,
@@ -120,6 +126,8 @@ def _variant(d: Any, i: int) -> Variant:
     d = dict(d)
     if d["name"] in BASELINES and "data" not in d:
         d = {**BASELINES[d["name"]], **d}
+    if d["name"] in BASELINES:  # a baseline written out in full still describes itself in the report
+        d.setdefault("description", BASELINES[d["name"]]["description"])
     if "filler" in d and "data" not in d:
         d["data"] = "filled"
     v = from_mapping(Variant, d, f"variant {d['name']!r}", list_known=False)

@@ -544,6 +544,7 @@ class LLMFiller(CandidateFiller):
     """
 
     name = "llm"
+    description = "the SmolLM2 scorer"  # the report's legend: "filled by the SmolLM2 scorer"
     supports_exclude = True
     #: bumped when the same options give other rankings (2: ``sentence_end``; 3: bf16 where native, the
     #: shortlist), so cached fills are not reused

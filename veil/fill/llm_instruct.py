@@ -186,6 +186,7 @@ class InstructLLMFiller(CandidateFiller):
     """
 
     name = "llm-instruct"
+    description = "instruction-tuned SmolLM2"  # the report's legend
     version = 2  # its llm ranking scores the end of the sentence (veil.fill.llm.LLMFiller.version)
 
     finetune_data = ("mask-free",)

@@ -377,6 +377,7 @@ class MLMFiller(CandidateFiller):
     """
 
     name = "mlm"
+    description = "a masked LM"  # the report's legend: "filled by a masked LM"
 
     finetune_data = ("mask-free", "top1", "topk")  # top1 / topk: fill -> fine-tune rounds (paper §3.2)
     finetune_default_data = "topk"

@@ -117,6 +117,8 @@ class AllowListMasker(VocabularyMasker):
     keeps the words of a user file instead."""
 
     name = "allow_list"
+    description = "masks every word outside a list of the 5,000 most frequent English words"
+    paper_name = "allowList"
 
     def __init__(self, path: str | Path | None = None, top_n: int = 5000, lang: str = "en",
                  words: Iterable[str] | None = None) -> None:
