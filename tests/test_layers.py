@@ -22,9 +22,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "veil"
 #: the stages, earliest first; imports point only from a later stage to an earlier one (or within a stage
 #: of several units, without a cycle)
 STAGES: list[set[str]] = [
-    {"types", "markers", "shapes", "registry", "errors", "textutil", "textforms", "cache", "training", "models",
-     "numeric", "config", "_callable"},  # core
+    {"types", "markers", "shapes", "registry", "errors", "textutil", "textforms", "cache", "training", "numeric",
+     "config", "_callable"},  # core
     {"io"},
+    {"models"},  # the shipped models: loading one, or warming one up, reads files through io
     {"mask"},
     {"fill"},
     {"run"},

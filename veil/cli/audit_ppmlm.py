@@ -115,23 +115,6 @@ def _csv_text(rows: Iterable[dict], fields: list[str]) -> str:
     return buf.getvalue()
 
 
-def read_corpus(path: str, fmt: str) -> list:
-    from veil.registry import readers
-
-    if fmt in readers:
-        reader = readers.get(fmt)
-        obj = reader() if isinstance(reader, type) else reader
-        for attr in ("read", "__call__"):
-            fn = getattr(obj, attr, None)
-            if fn is not None:
-                return list(fn(path))
-    if fmt == "switchboard":
-        from veil.cli.audit_identifiers import read_switchboard
-
-        return read_switchboard(path)
-    raise VeilError(f"unknown corpus format {fmt!r}; known: {', '.join(readers.names() + ['switchboard'])}")
-
-
 def public(result: dict) -> dict:
     """The ``--json`` view of one method; a utility that could not be measured (no held-out word) is null."""
     from veil.audit.ppmlm import finite
@@ -275,9 +258,9 @@ def run(args: argparse.Namespace) -> int:
                                   dp_delta=args.dp_delta, dp_max_grad_norm=args.dp_max_grad_norm,
                                   dp_grad_sample_mode=args.dp_grad_sample_mode)
     warmup = _warmup_config(args)
-    docs = read_corpus(args.corpus, args.format)
-    if not docs:
-        raise VeilError(f"{args.corpus}: no documents")
+    from veil.io.corpora import load_corpus
+
+    docs = load_corpus(args.corpus, args.format)
     _, tok = load_masked_lm(args.model, warmup=warmup)
     data = ppmlm.prepare(docs, tok, audit_cfg, train_cfg)
     log.info("data: %s", json.dumps(data.stats))

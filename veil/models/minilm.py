@@ -36,6 +36,7 @@ from typing import Any, Iterator
 
 from veil.cache import cache_root
 from veil.errors import VeilError
+from veil.io.corpora import read_lines
 
 log = logging.getLogger(__name__)
 
@@ -92,15 +93,6 @@ def default_warmup_corpus() -> Path | None:
         if p.is_file():
             return p
     return None
-
-
-def read_lines(path: Path) -> list[str]:
-    """The non-empty lines of a plain-text or gzipped (``.gz``) file."""
-    import gzip
-
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [ln.strip() for ln in f if ln.strip()]
 
 
 def load_masked_lm(name_or_path: str | None = None, *, warmup: WarmupConfig | None = None,
