@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render_markdown(summary: dict, sharing: list[dict], sweep_rows: list[dict], args: argparse.Namespace) -> str:
-    from veil.audit.plots import markdown_table
+    from veil.io.tables import markdown_table
 
     ipp = summary["indirect_per_person"]
     lines = [f"### Identifiers: {args.corpus} ({args.format}, k={args.k}, n≤{args.max_n})", "",

@@ -11,18 +11,17 @@ and per method ``methods/NAME.json``, ``NAME.scores.csv`` (MIA score per person)
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import logging
 import os
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from veil.audit.ppmlm.methods import method_label
 from veil.errors import VeilError
+from veil.io.tables import csv_text
 
 log = logging.getLogger(__name__)
 
@@ -96,23 +95,13 @@ def _atomic_write(path: Path, text: str | bytes) -> None:
         raise
 
 
-def _save_png(plt: Any, fig: Any, path: Path, written: list[str]) -> None:
+def _save_png(fig: Any, path: Path, written: list[str]) -> None:
     """Write a matplotlib figure atomically as PNG and note its name."""
+    from veil.io.tables import figure_png
+
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    _atomic_write(path, buf.getvalue())
+    _atomic_write(path, figure_png(fig, tight=False))
     written.append(path.name)
-
-
-def _csv_text(rows: Iterable[dict], fields: list[str]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: r.get(k) for k in fields})
-    return buf.getvalue()
 
 
 def public(result: dict) -> dict:
@@ -174,12 +163,10 @@ def table_markdown(results: dict[str, dict], model_label: str, stats: dict | Non
 
 
 def write_plots(results: dict[str, dict], out: Path) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from veil.audit.metrics import regurgitation_by_repetition
+    from veil.io.tables import pyplot
+
+    plt = pyplot()
 
     written = []
     fig, ax = plt.subplots(figsize=(5, 5))
@@ -192,7 +179,7 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
     ax.set(xscale="log", yscale="log", xlabel="false-positive rate", ylabel="true-positive rate",
            title="Membership inference (indirect identifiers)")
     ax.legend(fontsize=8)
-    _save_png(plt, fig, out / "roc.png", written)
+    _save_png(fig, out / "roc.png", written)
 
     fig, ax = plt.subplots(figsize=(6, 4))
     markers = "osD^vP*Xh"
@@ -204,7 +191,7 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
     ax.set(xlabel="utility (masked-word accuracy, held-out persons)", ylabel="privacy (share of identifiers never predicted)",
            title="Privacy-utility trade-off")
     ax.grid(alpha=0.3)
-    _save_png(plt, fig, out / "privacy_utility.png", written)
+    _save_png(fig, out / "privacy_utility.png", written)
 
     fig, ax = plt.subplots(figsize=(5, 4))
     for m, r in results.items():
@@ -215,13 +202,13 @@ def write_plots(results: dict[str, dict], out: Path) -> list[str]:
     ax.set(xscale="log", xlabel="repetitions of the identifier in the training text",
            ylabel="cumulative predictions of identifiers", title="Regurgitation")
     ax.legend(fontsize=8)
-    _save_png(plt, fig, out / "regurgitation.png", written)
+    _save_png(fig, out / "regurgitation.png", written)
     return written
 
 
 def write_outputs(results: dict[str, dict], stats: dict, config: dict, out: Path, model_label: str) -> None:
     rows = table_rows(results)
-    _atomic_write(out / "table.csv", _csv_text(rows, list(rows[0]) if rows else ["method"]))
+    _atomic_write(out / "table.csv", csv_text(rows, list(rows[0]) if rows else ["method"]))
     _atomic_write(out / "table.md", table_markdown(results, model_label, stats))
     full = {"config": config, "data": stats,
             "methods": {m: {k: v for k, v in r.items() if not k.startswith("_")} for m, r in results.items()}}
@@ -297,9 +284,9 @@ def run(args: argparse.Namespace) -> int:
             err.unlink()
         _atomic_write(path, json.dumps({"fingerprint": fp, "result": r}, default=str))
         _atomic_write(out / "methods" / f"{m}.scores.csv",
-                      _csv_text(r["_scores"], ["person", "member", "score", "indirect_identifiers"]))
+                      csv_text(r["_scores"], ["person", "member", "score", "indirect_identifiers"]))
         _atomic_write(out / "methods" / f"{m}.regurgitation.csv",
-                      _csv_text(r["_regurgitation"], ["identifier", "kind", "repetitions", "predicted",
+                      csv_text(r["_regurgitation"], ["identifier", "kind", "repetitions", "predicted",
                                                       "predicted_in_place"]))
         results[m] = r
         write_outputs(results, data.stats, config, out, _model_label(args.model, warmup))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import logging
 import math
 from pathlib import Path
@@ -31,12 +30,9 @@ AUDIT_FILES: tuple[str, ...] = (
 
 
 def _png(fig: Any) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    import matplotlib.pyplot as plt
+    from veil.io.tables import figure_png
 
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+    return "data:image/png;base64," + base64.b64encode(figure_png(fig, dpi=110)).decode()
 
 
 def describe_technique(name: str) -> str:
@@ -79,11 +75,9 @@ def method_colours(methods: Sequence[str]) -> dict[str, str]:
 def plots(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Sequence[str],
           colours: dict[str, str] | None = None) -> list[dict[str, str]]:
     """The report's figures: perplexity per method and technique, gap recovered, share masked."""
-    import matplotlib
+    from veil.io.tables import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     colours = colours or method_colours(methods)
     out: list[dict[str, str]] = []
     cell = {(r["technique"], r["method"]): r for r in rows}

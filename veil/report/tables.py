@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import os
 from pathlib import Path
@@ -11,6 +9,7 @@ from typing import Any, Sequence
 
 from veil.downstream.asr.stage import COLUMNS as ASR_COLUMNS
 from veil.downstream.task.stage import COLUMNS as TASK_COLUMNS
+from veil.io.tables import csv_text
 from veil.numeric import sample_std
 
 COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered", "perplexity_std", "gap_recovered_std",
@@ -60,14 +59,8 @@ def add_gap(rows: list[dict[str, Any]]) -> None:
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({c: ("" if r.get(c) is None else
-                        " ".join(f"{x:.4f}" for x in r[c]) if isinstance(r.get(c), (list, tuple)) else r.get(c))
-                    for c in COLUMNS})
-    return buf.getvalue()
+    """results.csv: one row per (technique, method), the :data:`COLUMNS`; a list (per-seed values) as one cell."""
+    return csv_text(rows, COLUMNS, lambda v: " ".join(f"{x:.4f}" for x in v) if isinstance(v, (list, tuple)) else v)
 
 
 def _pm(x: float | None, fmt: str) -> str:
