@@ -34,21 +34,25 @@ def _has_digit(text: str) -> bool:
     return any(c.isdigit() for c in text)
 
 
-class CreditCardDetector(PatternDetector):
+class _DigitsDetector(PatternDetector):
+    """A pattern detector whose every hit holds a digit: texts without one are skipped before the regexes."""
+
+    def may_match(self, text: str) -> bool:
+        return _has_digit(text)
+
+
+class CreditCardDetector(_DigitsDetector):
     label = "CREDIT_CARD_NUMBER"
     PATTERNS = ((r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])", 0.9),)
     CONTEXT = r"credit|card|visa|mastercard|amex|american express|discover|cc"
     CONTEXT_BOOST = 0.1
-
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text)
 
     def validate(self, surface: str) -> bool:
         digits = re.sub(r"\D", "", surface)
         return 13 <= len(digits) <= 19 and luhn_ok(digits) and len(set(digits)) > 1
 
 
-class UsSsnDetector(PatternDetector):
+class UsSsnDetector(_DigitsDetector):
     label = "US_SOCIAL_SECURITY_NUMBER"
     PATTERNS = (
         (r"(?<![\d-])\d{3}([- .])\d{2}\1\d{4}(?![\d-])", 0.8),
@@ -56,9 +60,6 @@ class UsSsnDetector(PatternDetector):
     )
     CONTEXT = r"social security|social|ssn|ssns|ss#|ssid"
     CONTEXT_BOOST = 0.5
-
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text)
 
     def validate(self, surface: str) -> bool:
         d = re.sub(r"\D", "", surface)
@@ -199,7 +200,7 @@ class DateDetector(PatternDetector):
     )
 
 
-class AgeDetector(PatternDetector):
+class AgeDetector(_DigitsDetector):
     label = "AGE"
     PATTERNS = (
         (r"\b\d{1,3}(?:\s*-\s*|\s+)(?:years?|yrs?)(?:\s*-\s*|\s+)old\b", 0.8),
@@ -210,11 +211,8 @@ class AgeDetector(PatternDetector):
     )
     FLAGS = re.IGNORECASE
 
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text)
 
-
-class StreetAddressDetector(PatternDetector):
+class StreetAddressDetector(_DigitsDetector):
     """US-style street addresses: "14 Crown Street", "221B Baker St.", "Suite 501", "P.O. Box 12"."""
 
     label = "STREET_ADDRESS"
@@ -225,9 +223,6 @@ class StreetAddressDetector(PatternDetector):
         (r"\b(?:Apt|Apartment|Suite|Ste|Unit|Room|Floor)\.?\s*#?\s*\d+[A-Za-z]?\b", 0.6),
         (r"\b(?:P\.?\s?O\.?\s+Box|PSC|Box)\s+\d+\b", 0.6),
     )
-
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text)
 
 
 _NUM_WORDS_RE = "|".join(sorted((w for w in _NUMBER_WORDS if w not in ("o", "oh", "double", "triple")),
@@ -312,7 +307,7 @@ _CODE_KEYWORDS = (r"(?:application|case|file|ref(?:erence)?|account|registration
 _SENTENCE_WORDS = r"(?:is|was|are|were|be|been|of|to|in|on|at|for|the|an?|it|its|my|your|our|his|her|as|by|and|or)"
 
 
-class CaseCodeDetector(PatternDetector):
+class CaseCodeDetector(_DigitsDetector):
     """Codes that identify a case, an application or an account, masked whole.
 
     A number detector masks the digit runs of "11/2345-A" or "no. 2" and leaves the rest, which a
@@ -335,6 +330,3 @@ class CaseCodeDetector(PatternDetector):
         (r"(?P<hit>\[\d{4}\]\s+\d{1,4}\s+[A-Z][A-Za-z]{1,5}\s+\d+)", 0.8),
     )
     FLAGS = re.IGNORECASE
-
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text)
