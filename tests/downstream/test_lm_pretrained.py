@@ -18,7 +18,7 @@ TEXTS = ["the cat sees the dog in the barn .", "a hen likes the fox in the yard 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
     """A 2-layer Llama and its byte-level BPE tokenizer, saved where ``AutoModelForCausalLM`` loads them."""
-    from veil.models.smollm2 import build_tiny_causal_lm
+    from tests.tiny_models import build_tiny_causal_lm
 
     model, tok = build_tiny_causal_lm(TEXTS + ["[MASK] [MASK]"], vocab_size=300, hidden_size=32)
     path = tmp_path_factory.mktemp("tiny_llama")

@@ -4,10 +4,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from bench.naive_llm import propose_naive, rank_naive, score_naive  # noqa: E402
+from tests.fill.naive_llm import propose_naive, rank_naive, score_naive  # noqa: E402
 from veil.errors import VeilError  # noqa: E402
 from veil.fill.llm import CausalWordScorer, LLMFiller, marker_context  # noqa: E402
-from veil.models.smollm2 import build_tiny_causal_lm  # noqa: E402
+from tests.tiny_models import build_tiny_causal_lm  # noqa: E402
 from veil.textutil import WORD_RE  # noqa: E402
 from veil.types import MaskedDocument, Placeholder  # noqa: E402
 

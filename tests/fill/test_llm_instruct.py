@@ -14,7 +14,8 @@ from veil.cli import main  # noqa: E402
 from veil.fill.llm_instruct import (INSTRUCTION, InstructLLMFiller, align_output, build_prompt,  # noqa: E402
                                     encode_example, training_examples)
 from veil.markers import find_markers  # noqa: E402
-from veil.models.smollm2 import ADAPTER_META, build_tiny_causal_lm, load_causal_lm  # noqa: E402
+from veil.models.smollm2 import ADAPTER_META, load_causal_lm  # noqa: E402
+from tests.tiny_models import build_tiny_causal_lm  # noqa: E402
 from veil.textutil import WORD_RE  # noqa: E402
 from veil.types import MaskedDocument, Placeholder  # noqa: E402
 

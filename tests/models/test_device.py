@@ -7,7 +7,8 @@ torch = pytest.importorskip("torch")
 from veil.errors import VeilError  # noqa: E402
 from veil.models import device  # noqa: E402
 from veil.models.device import resolve_device, resolve_dtype  # noqa: E402
-from veil.models.smollm2 import build_tiny_causal_lm, load_causal_lm  # noqa: E402
+from veil.models.smollm2 import load_causal_lm  # noqa: E402
+from tests.tiny_models import build_tiny_causal_lm  # noqa: E402
 
 
 @pytest.fixture(scope="module")

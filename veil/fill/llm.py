@@ -26,7 +26,7 @@ length-sorted batches; the LM head runs only at the positions whose probability 
 tokenisation of every full sentence is exactly the one a naive scorer uses (each sentence is
 tokenised whole and only its common prefix with the cached left context is reused), so the scores
 equal a naive scorer's up to float rounding (one forward per sequence, no cache: the reference in
-``bench/naive_llm.py``, which the tests and ``bench/bench_fill_llm_speed.py`` compare against).
+``tests/fill/naive_llm.py``, which the tests and ``bench/bench_fill_llm_speed.py`` compare against).
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import random
 import time
 from dataclasses import asdict, dataclass
@@ -486,6 +485,3 @@ def load(path: Path | None = None) -> tuple[Any, dict[str, Any]]:
     model.eval()
     return model, meta
 
-
-def steps_for_epochs(windows: int, batch_size: int, epochs: float) -> int:
-    return max(1, math.ceil(windows * epochs / batch_size))
