@@ -38,6 +38,7 @@ from typing import AbstractSet, Any, Iterable, Sequence
 
 from veil.errors import VeilError
 from veil.fill.base import CandidateFiller
+from veil.fill.lora import LoRAFinetuned
 from veil.markers import MARKER_RE, unescape
 from veil.textutil import WORD_RE
 
@@ -530,7 +531,7 @@ def _low_precision_copy(model: Any, dtype: Any) -> Any:
     return low.to(dtype)
 
 
-class LLMFiller(CandidateFiller):
+class LLMFiller(LoRAFinetuned, CandidateFiller):
     """``llm``: candidate words from a causal LM's left-context proposals, ranked by full-sentence
     log-likelihood. ``model``: ``None``/``"smollm2"`` (packaged SmolLM2-135M-Instruct), a hub name,
     a local checkpoint, a ``.gguf`` file or a saved LoRA adapter folder.
@@ -552,15 +553,12 @@ class LLMFiller(CandidateFiller):
 
     finetune_data = ("mask-free",)
 
-    @classmethod
-    def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
-                 progress=True, **options):
+    @staticmethod
+    def lora_train() -> Any:
         """Next-token LoRA on the corpus text (:func:`veil.fill.llm_finetune.finetune_causal` options)."""
-        from veil.fill.base import lora_finetune
         from veil.fill.llm_finetune import finetune_causal
 
-        return lora_finetune(cls.name, finetune_causal, docs, output_dir, texts=texts, data=data, rounds=rounds,
-                             model=model, seed=seed, progress=progress, options=options)
+        return finetune_causal
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, n_candidates: int = 32, max_word_tokens: int = 6,

@@ -45,12 +45,13 @@ from veil.fill.base import CANDIDATE_MARGIN, CandidateFiller
 from veil.fill.instruct_prompt import (DECODES, INSTRUCTION, MASK, align_output, answer_context, build_prompt,
                                        end_of_turn, render_window)
 from veil.fill.llm import CausalWordScorer, _top
+from veil.fill.lora import LoRAFinetuned
 from veil.markers import MARKER_RE
 from veil.textutil import iter_words
 
 log = logging.getLogger(__name__)
 
-class InstructLLMFiller(CandidateFiller):
+class InstructLLMFiller(LoRAFinetuned, CandidateFiller):
     """``llm-instruct``: greedy completion of the masked sentence by an instruction-tuned LLM.
 
     ``model``: a LoRA adapter folder from ``veil finetune --filler llm-instruct``, or any causal LM
@@ -70,14 +71,10 @@ class InstructLLMFiller(CandidateFiller):
     # untuned, the instruction model breaks most answers: its base scorer fills the corpus for --data top1/topk
     finetune_fill_filler = "llm"
 
-    @classmethod
-    def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
-                 progress=True, **options):
+    @staticmethod
+    def lora_train() -> Any:
         """LoRA on "Predict the [MASK] tokens" prompts made from the text (:func:`finetune_instruct` options)."""
-        from veil.fill.base import lora_finetune
-
-        return lora_finetune(cls.name, finetune_instruct, docs, output_dir, texts=texts, data=data, rounds=rounds,
-                             model=model, seed=seed, progress=progress, options=options)
+        return finetune_instruct
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, gen_batch_size: int = 16, max_new_tokens: int | None = None,

@@ -20,6 +20,26 @@ from typing import Any, Iterator, Sequence
 from veil.errors import VeilError
 
 
+class LoRAFinetuned:
+    """A decoder filler fine-tuned with LoRA adapters in one round: ``finetune`` trains :meth:`lora_train`
+    on the texts :func:`veil.fill.base.lora_finetune` picks, with the options ``veil finetune`` passes."""
+
+    name: str
+
+    @staticmethod
+    def lora_train() -> Any:
+        """The training function ``(texts, output_dir, *, model, seed, progress, **options) -> summary``."""
+        raise NotImplementedError
+
+    @classmethod
+    def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
+                 progress=True, **options):
+        from veil.fill.base import lora_finetune
+
+        return lora_finetune(cls.name, cls.lora_train(), docs, output_dir, texts=texts, data=data, rounds=rounds,
+                             model=model, seed=seed, progress=progress, options=options)
+
+
 def check_output(out: Path) -> None:
     if out.exists() and any(out.iterdir()) and not (out / "adapter_config.json").is_file():
         raise VeilError(f"{out} exists and is not a veil adapter folder; choose another output")
