@@ -36,7 +36,7 @@ from pathlib import Path
 
 def sample_inputs(masked: Path, skip: int, n: int) -> list[str]:
     from veil.io.records import read_masked
-    from veil.fill.llm_instruct import render_window
+    from veil.fill.instruct_prompt import render_window
     from veil.markers import find_markers
 
     out = []
@@ -57,7 +57,8 @@ def adapter_meta(folder: str | Path) -> dict:
 
 
 def measure(model: str | None, inputs: list[str]) -> dict:
-    from veil.fill.llm_instruct import InstructLLMFiller, align_output
+    from veil.fill.instruct_prompt import align_output
+    from veil.fill.llm_instruct import InstructLLMFiller
 
     filler = InstructLLMFiller(model=model)
     t = time.perf_counter()

@@ -26,7 +26,7 @@ _EXPORTS = {
     "MaskingEngine": "veil.mask.engine", "Masker": "veil.mask.base",
     "Filler": "veil.fill.base", "CandidateFiller": "veil.fill.base",
     "VeilError": "veil.errors", "InputError": "veil.errors",
-    # registries (maskers, fillers, readers, writers, downstream LMs)
+    # registries (maskers, detectors, fillers, readers, gold formats, downstream LMs, PPMLM methods)
     "registry": None,
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -30,7 +30,7 @@ from itertools import count
 from typing import Any, Iterable, Iterator, Sequence, Union
 
 from veil.errors import VeilError
-from veil.types import Document, FilledDocument, MaskedDocument
+from veil.types import Document, MaskedDocument
 
 TextInput = Union[str, Document]
 MaskedInput = Union[str, MaskedDocument]

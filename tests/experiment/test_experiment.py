@@ -182,7 +182,8 @@ def test_bad_experiment_files(tmp_path):
 
 @pytest.mark.parametrize("name", ["switchboard", "ptb", "demo", "demo_gpt2", "switchboard_smollm2", "ptb_smollm2"])
 def test_shipped_experiment_files_parse(name):
-    from veil.experiment.spec import ROOT, load_spec
+    from veil.experiment.spec import load_spec
+    from veil.io.paths import ROOT
 
     path = ROOT / "experiments" / f"{name}.yaml"
     if not path.is_file():

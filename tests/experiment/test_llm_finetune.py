@@ -24,7 +24,8 @@ def test_finetune_lowers_the_loss_and_saves_a_loadable_adapter(tmp_path):
     import torch
 
     from veil.fill.llm import LLMFiller
-    from veil.models.smollm2 import ADAPTER_META, build_tiny_causal_lm
+    from veil.models.smollm2 import ADAPTER_META
+    from tests.tiny_models import build_tiny_causal_lm
 
     model, tok = build_tiny_causal_lm(CORPUS, vocab_size=300)
     out = tmp_path / "adapter"

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from veil.fill.faker import FakerFiller
-from veil.fill.typed import _ordinal_suffix, fake_value, luhn_valid, restyle
+from veil.fill.typed import _ordinal_suffix, fake_value, restyle
+from veil.mask.detectors.numbers import luhn_ok as luhn_valid
 from veil.mask.placeholders import find_markers, render
 from veil.registry import fillers
 from veil.shapes import shape_of

@@ -28,38 +28,15 @@ log = logging.getLogger(__name__)
 
 
 def load_corpus(c: CorpusSpec) -> list[Any]:
+    """The documents an experiment's ``train:`` / ``test:`` / ``pretrain:`` entry selects from its corpus."""
+    from veil.io.corpora import select_documents
     from veil.io.formats import Fields, read_documents
 
     fields = Fields(**c.fields) if c.fields else None
-    docs = []
-    seen = 0
-    if str(c.path).endswith(".txt.gz"):  # a gzipped one-sentence-a-line file (the bundled generic corpus)
-        import gzip
-
-        from veil.types import Document
-
-        with gzip.open(c.path, "rt", encoding="utf-8") as f:
-            source = (Document(id=str(i), text=line.rstrip("\n")) for i, line in enumerate(f, 1))
-            docs = _take(source, c)
-    else:
-        docs = _take(read_documents(c.path, c.format, fields), c)
+    docs = select_documents(read_documents(c.path, c.format, fields), min_words=c.min_words,
+                            exclude_containing=c.exclude_containing, skip=c.skip, limit=c.limit)
     if not docs:
         raise VeilError(f"{c.path}: no documents with at least {c.min_words} word(s)")
-    return docs
-
-
-def _take(source: Any, c: CorpusSpec) -> list[Any]:
-    docs = []
-    seen = 0
-    for d in source:
-        if count_words(d.text) < c.min_words or any(x in d.text for x in c.exclude_containing):
-            continue
-        seen += 1
-        if seen <= c.skip:
-            continue
-        docs.append(d)
-        if c.limit is not None and len(docs) >= c.limit:
-            break
     return docs
 
 

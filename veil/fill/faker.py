@@ -26,6 +26,7 @@ class FakerFiller(CandidateFiller):
     """``FakerFiller(seed=0)``: typed placeholders by generators, plain markers by a context-free word."""
 
     name = "faker"
+    description = "generated values of each placeholder's type"  # the report's legend
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, types: str = "on", match_case: bool = True, **options) -> None:

@@ -26,7 +26,7 @@ length-sorted batches; the LM head runs only at the positions whose probability 
 tokenisation of every full sentence is exactly the one a naive scorer uses (each sentence is
 tokenised whole and only its common prefix with the cached left context is reused), so the scores
 equal a naive scorer's up to float rounding (one forward per sequence, no cache: the reference in
-``bench/naive_llm.py``, which the tests and ``bench/bench_fill_llm_speed.py`` compare against).
+``tests/fill/naive_llm.py``, which the tests and ``bench/bench_fill_llm_speed.py`` compare against).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import AbstractSet, Any, Iterable, Sequence
 
 from veil.errors import VeilError
 from veil.fill.base import CandidateFiller
+from veil.fill.lora import LoRAFinetuned
 from veil.markers import MARKER_RE, unescape
 from veil.textutil import WORD_RE
 
@@ -530,7 +531,7 @@ def _low_precision_copy(model: Any, dtype: Any) -> Any:
     return low.to(dtype)
 
 
-class LLMFiller(CandidateFiller):
+class LLMFiller(LoRAFinetuned, CandidateFiller):
     """``llm``: candidate words from a causal LM's left-context proposals, ranked by full-sentence
     log-likelihood. ``model``: ``None``/``"smollm2"`` (packaged SmolLM2-135M-Instruct), a hub name,
     a local checkpoint, a ``.gguf`` file or a saved LoRA adapter folder.
@@ -544,6 +545,7 @@ class LLMFiller(CandidateFiller):
     """
 
     name = "llm"
+    description = "the SmolLM2 scorer"  # the report's legend: "filled by the SmolLM2 scorer"
     supports_exclude = True
     #: bumped when the same options give other rankings (2: ``sentence_end``; 3: bf16 where native, the
     #: shortlist), so cached fills are not reused
@@ -551,15 +553,12 @@ class LLMFiller(CandidateFiller):
 
     finetune_data = ("mask-free",)
 
-    @classmethod
-    def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
-                 progress=True, **options):
+    @staticmethod
+    def lora_train() -> Any:
         """Next-token LoRA on the corpus text (:func:`veil.fill.llm_finetune.finetune_causal` options)."""
-        from veil.fill.base import lora_finetune
         from veil.fill.llm_finetune import finetune_causal
 
-        return lora_finetune(cls.name, finetune_causal, docs, output_dir, texts=texts, data=data, rounds=rounds,
-                             model=model, seed=seed, progress=progress, options=options)
+        return finetune_causal
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, n_candidates: int = 32, max_word_tokens: int = 6,

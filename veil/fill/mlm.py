@@ -99,6 +99,8 @@ class MaskedLMProposer:
                  token_budget: int = TOKEN_BUDGET) -> None:
         import torch
 
+        from veil.models.device import resolve_device
+
         if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
             raise VeilError("the tokenizer has no mask token; the mlm filler needs a masked language model")
         if dtype not in DTYPES:
@@ -107,7 +109,7 @@ class MaskedLMProposer:
         self.batch_size = batch_size
         self.dtype = dtype
         self.head_at_masks = head_at_masks
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.device = torch.device(resolve_device(device))
         model = model.eval()
         if dtype == "int8":
             if self.device.type != "cpu":
@@ -375,6 +377,7 @@ class MLMFiller(CandidateFiller):
     """
 
     name = "mlm"
+    description = "a masked LM"  # the report's legend: "filled by a masked LM"
 
     finetune_data = ("mask-free", "top1", "topk")  # top1 / topk: fill -> fine-tune rounds (paper §3.2)
     finetune_default_data = "topk"
@@ -386,15 +389,16 @@ class MLMFiller(CandidateFiller):
         ``options`` are :class:`veil.fill.finetune.MLMTrainConfig` fields (epochs, max_steps, lr, ...)."""
         from pathlib import Path
 
-        from veil.fill.finetune import MLMTrainConfig, finetune_rounds, save_model, train_mlm
+        from veil.fill.finetune import MLMTrainConfig, save_model, train_mlm
+        from veil.fill.rounds import finetune_rounds
 
         try:
             cfg = MLMTrainConfig(**{"seed": seed, **options})
         except TypeError as e:
             raise VeilError(f"mlm fine-tuning: {e}") from None
         if texts is None:
-            return {"rounds": finetune_rounds(docs, output_dir, model=model, data=data, rounds=rounds, cfg=cfg, k=k,
-                                              seed=seed, progress=progress)}
+            return {"rounds": finetune_rounds(docs, output_dir, filler_cls=cls, load=load_mlm, model=model, data=data,
+                                              rounds=rounds, cfg=cfg, k=k, seed=seed, progress=progress)}
         if rounds != 1:
             raise VeilError("given training texts make one round; drop rounds")
         mdl, tok = load_mlm(model)
