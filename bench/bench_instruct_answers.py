@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.steps and not a.train:
         ap.error("--steps needs --train")
 
-    from veil.experiment.runner import read_texts  # the experiment's reader of a fill's texts
+    from veil.experiment.grid import read_texts  # the experiment's reader of a fill's texts
     from veil.fill.llm_instruct import finetune_instruct
     from veil.models.smollm2 import ADAPTER_META
 

@@ -202,7 +202,7 @@ def test_shipped_experiment_files_parse(name):
 
 
 def test_shared_rankings_are_exact_and_save_model_calls():
-    from veil.experiment.runner import share_rankings
+    from veil.experiment.rankings import share_rankings
 
     calls = []
 
@@ -233,7 +233,7 @@ def test_shared_rankings_are_exact_and_save_model_calls():
 
 
 def test_topk_after_top1_needs_no_model_call_through_the_fill_loop():
-    from veil.experiment.runner import ranking_request, share_rankings
+    from veil.experiment.rankings import ranking_request, share_rankings
     from veil.types import MaskedDocument, Placeholder
 
     calls = []
@@ -310,7 +310,7 @@ def test_stored_ranking_lines_round_trip_and_old_lines_still_load():
     and a line from before exclude lists (no last field) loads under the empty exclude digest."""
     import json
 
-    from veil.experiment.runner import ranking_entry, ranking_key, ranking_record
+    from veil.experiment.rankings import ranking_entry, ranking_key, ranking_record
 
     key, value = ranking_key("a [MASK] cat", 2, 8, "d1g3st"), (12, [("black", -0.5), ("fat", -1.25)])
     assert ranking_entry(json.loads(json.dumps(ranking_record(key, value)))) == (key, value)
