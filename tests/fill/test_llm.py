@@ -194,7 +194,7 @@ def test_avoid_proposals_fills_off_the_list(tiny):
             sub = f.fill([doc])[0].substitutions[0].substitute
             assert sub.lower() not in listed
     with pytest.raises(VeilError, match="avoid_proposals"):
-        from veil.fill.base import CandidateFiller
+        from veil.fill.loop import CandidateFiller
 
         class NoExclude(CandidateFiller):
             name = "noexclude"

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from veil.errors import VeilError
-from veil.fill.base import CandidateFiller, document_slots
+from veil.fill.base import document_slots
+from veil.fill.loop import CandidateFiller
 from veil.markers import find_markers
 from veil.mask.placeholders import render
 from veil.types import Document, MaskedDocument, Placeholder, Span

@@ -18,7 +18,7 @@ import re
 
 from veil.errors import VeilError
 from veil.fill import typed
-from veil.fill.base import CandidateFiller, _DocState
+from veil.fill.loop import CandidateFiller, DocState
 from veil.markers import MARKER_RE
 
 
@@ -42,10 +42,10 @@ class FakerFiller(CandidateFiller):
             st.lowercase = False  # "[PERSON_NAME_1], my name is ...": the capital was masked, not absent
         return st
 
-    def _resolve_without_model(self, st: _DocState) -> bool:
-        slot = st.slots[0]
+    def _resolve_without_model(self, st: DocState) -> bool:
+        slot = st.slot
         if slot.key in st.assigned:
-            self._apply(st, slot, st.assigned[slot.key])
+            st.put(st.value_of(slot))
         elif self._kind(st, slot) != "word" and typed.has_fallback(slot.label):
             self._assign(st, slot, self._format_value(st, slot))
         else:

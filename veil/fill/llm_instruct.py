@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from veil.errors import VeilError
-from veil.fill.base import CANDIDATE_MARGIN, CandidateFiller
+from veil.fill.base import CANDIDATE_MARGIN, LOAD_LOCK
+from veil.fill.loop import CandidateFiller
 from veil.fill.llm import CausalWordScorer, MarkerContext, _top
 from veil.markers import MARKER_RE, unescape
 from veil.textutil import WORD_RE, iter_words
@@ -224,8 +225,11 @@ class InstructLLMFiller(CandidateFiller):
 
     # ---------------------------------------------------------------- model
     def _load(self) -> None:
-        if self._model is not None:
-            return
+        with LOAD_LOCK:
+            if self._model is None:
+                self._load_model()
+
+    def _load_model(self) -> None:
         if self._given is not None:
             self._model, self._tok = self._given
         else:
@@ -236,9 +240,10 @@ class InstructLLMFiller(CandidateFiller):
     @property
     def scorer(self) -> CausalWordScorer:
         self._load()
-        if self._scorer is None:
-            opts = {"n_candidates": max(32, self.k), **self._llm_options}
-            self._scorer = CausalWordScorer(self._model, self._tok, **opts)
+        with LOAD_LOCK:
+            if self._scorer is None:
+                opts = {"n_candidates": max(32, self.k), **self._llm_options}
+                self._scorer = CausalWordScorer(self._model, self._tok, **opts)
         return self._scorer
 
     def _adapter_off(self):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
@@ -121,11 +122,18 @@ def label_kind(label: str) -> str:
     return "word"
 
 
-@lru_cache(maxsize=1)
-def _faker() -> Any:
-    from faker import Faker  # lazy: Faker loads every provider on construction
+_THREAD = threading.local()
 
-    return Faker("en_US")
+
+def _faker() -> Any:
+    """This thread's Faker: a draw reseeds it from the document's RNG and uses it at once, so an
+    instance shared between threads could hand one thread's seed to another's draw."""
+    f = getattr(_THREAD, "faker", None)
+    if f is None:
+        from faker import Faker  # lazy: Faker loads every provider on construction
+
+        f = _THREAD.faker = Faker("en_US")
+    return f
 
 
 def _seeded_faker(rng: random.Random) -> Any:
@@ -164,10 +172,13 @@ class EntityVerifier:
 
     @property
     def nlp(self) -> Any:
-        if self._nlp is None:
-            from veil.mask.entity_tagger import DEFAULT_MODEL, load_ner
+        from veil.fill.base import LOAD_LOCK
 
-            self._nlp = load_ner(self.model_name or DEFAULT_MODEL)
+        with LOAD_LOCK:
+            if self._nlp is None:
+                from veil.mask.entity_tagger import DEFAULT_MODEL, load_ner
+
+                self._nlp = load_ner(self.model_name or DEFAULT_MODEL)
         return self._nlp
 
     def verify(self, items: Sequence[tuple[str, str, str, Sequence[str]]]) -> list[list[str]]:
