@@ -140,6 +140,11 @@ class LLMFiller(CandidateFiller):
         return CausalWordScorer(model, tok, **self._scorer_kwargs, verify=verify,
                                 verify_margin=self.verify_margin or 0.0)
 
+    @property
+    def type_scorer(self) -> CausalWordScorer:
+        """Typed draws are ranked (``rank_types``) by this filler's own model."""
+        return self.scorer
+
     def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], k: int,
                       exclude: Sequence[AbstractSet[str] | None] | None = None) -> list[list[tuple[str, float]]]:
         if not self.rank_candidates:

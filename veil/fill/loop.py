@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import AbstractSet, Mapping, Sequence
 
 from veil.errors import VeilError
-from veil.fill import strategies, typed
+from veil.fill import ranking, strategies, typed
 from veil.fill.base import AVOID_TECHNIQUES, CANDIDATE_MARGIN, Filler, Slot, _default_avoid, doc_rng, document_slots
 from veil.markers import MARKER_RE, find_markers, unescape
 from veil.types import FilledDocument, MaskedDocument, Substitution
@@ -147,7 +147,12 @@ class CandidateFiller(Filler):
     among the model's top K and dropping the listed ones afterwards (the paper's Top-K), which for
     a name or a rare word often leaves only function words ("the", "and") to choose from;
     ``match_case``: in a document whose text has no capital letter (a lower-cased corpus such as
-    PTB), substitutes are lower-cased too, so the filled corpus keeps the corpus's conventions.
+    PTB), substitutes are lower-cased too, so the filled corpus keeps the corpus's conventions;
+    ``entities``: ``"draw"`` (default) gives names, places and organisations a draw of their type in
+    the original's shape (:mod:`veil.fill.entities`), ``"propose"`` the back-end's words that spaCy
+    tags with the type (the earlier behaviour: fluent, but often not a name: "Ke", "Remove Ad");
+    ``rank_types``: a language model picks among ``type_candidates`` draws the one that fits the
+    sentence (:mod:`veil.fill.ranking`).
     """
 
     supports_exclude = False  # whether propose_batch takes ``exclude`` (see avoid_proposals)
@@ -157,12 +162,18 @@ class CandidateFiller(Filler):
                  entity_candidates: int = 20, merge_masks: bool = True, group_size: int = 1024,
                  ner_model: str | None = None, types: str = "auto", faker_tries: int = 12,
                  temperature: float = 1.0, avoid_proposals: bool = False, match_case: bool = False,
+                 entities: str = "draw", rank_types: bool = False, type_candidates: int = 4,
                  **options) -> None:
         if strategy not in strategies.STRATEGIES:
             raise VeilError(f"unknown strategy {strategy!r}; choose from {', '.join(strategies.STRATEGIES)}")
         if types not in ("auto", "on", "off"):
             raise VeilError(f"types must be auto, on or off, got {types!r}")
         self.types = types
+        if entities not in ("draw", "propose"):
+            raise VeilError(f"entities must be draw or propose, got {entities!r}")
+        if not isinstance(rank_types, bool) or type_candidates < 1:
+            raise VeilError("rank_types must be true or false and type_candidates at least 1")
+        self.entities, self.rank_types, self.type_candidates = entities, rank_types, type_candidates
         if k < 1 or batch_size < 1 or group_size < 1 or entity_candidates < 1:
             raise VeilError("k, batch_size, group_size and entity_candidates must be at least 1")
         if not temperature > 0:
@@ -230,32 +241,58 @@ class CandidateFiller(Filler):
         active = [st for st in states if st.slot is not None]
         while active:
             pending: list[DocState] = []
+            to_rank: list[DocState] = []
             for st in active:
                 while st.slot is not None and self._resolve_without_model(st):
                     pass
                 if st.slot is not None:
-                    pending.append(st)
-            if not pending:
-                break
-            self._model_step(pending)
-            active = [st for st in pending if st.slot is not None]
+                    (to_rank if self._ranked(st, st.slot) else pending).append(st)
+            if to_rank:
+                self._rank_step(to_rank)
+            if pending:
+                self._model_step(pending)
+            active = [st for st in pending + to_rank if st.slot is not None]
         return [self._finish(st) for st in states]
 
     def _kind(self, st: DocState, slot: Slot) -> str:
-        """How a slot is filled: ``word``, ``entity`` or ``format`` (see :mod:`veil.fill.typed`)."""
+        """How a slot is filled: ``word`` (the back-end's words), ``entity`` (the back-end's words that
+        NER tags with the type: ``entities="propose"``) or ``format`` (drawn: formats, and entities by default)."""
         if self.types == "off" or (self.types == "auto" and st.doc.style == "mask"):
             return "word"
-        return typed.label_kind(slot.label)
+        kind = typed.label_kind(slot.label)
+        if kind == "entity" and self.entities == "draw" and typed.has_fallback(slot.label):
+            return "format"
+        return kind
+
+    def _ranked(self, st: DocState, slot: Slot) -> bool:
+        return self.rank_types and slot.label in ranking.RANKED_LABELS and self._kind(st, slot) == "format"
+
+    @property
+    def type_scorer(self):
+        """The sentence scorer that ranks typed draws (``rank_types``): SmolLM2 unless a back-end has its own."""
+        return ranking.default_scorer()
 
     def _resolve_without_model(self, st: DocState) -> bool:
         slot = st.slot
         if slot.key in st.assigned:
             st.put(st.value_of(slot))
             return True
-        if self._kind(st, slot) == "format":
+        if self._kind(st, slot) == "format" and not self._ranked(st, slot):
             self._assign(st, slot, self._format_value(st, slot))
             return True
         return False
+
+    def _rank_step(self, pending: list[DocState]) -> None:
+        """Typed slots of many documents at once: draws of the type, the one its sentence scores best."""
+        cands = [ranking.draw_candidates(st.slot.label, st.slot.shape, st.rng, self.type_candidates,
+                                         taken=st.used.get(st.slot.label, ()), lowercase=st.lowercase,
+                                         forges=lambda v, st=st: _forges(st, v)) for st in pending]
+        picks = ranking.choose(self.type_scorer, [st.view(1024, 1024) for st in pending], cands,
+                               [st.rng for st in pending], sample=self.strategy != "top1",
+                               temperature=self.temperature)
+        self.stats["ranked"] += len(pending)
+        for st, pick in zip(pending, picks):
+            self._assign(st, st.slot, pick if pick is not None else self._format_value(st, st.slot))
 
     def _format_value(self, st: DocState, slot: Slot) -> str:
         """A generated value of the slot's type and shape, unlike the document's other keys of that type."""
