@@ -9,8 +9,11 @@ and the hand-annotated Switchboard conversations (``switchboard_pii``, lower-cas
 record is masked in ``numbered`` style from its gold spans (shapes recorded as ``veil mask`` records
 them) and filled by each filler:
 
-- ``faker``: typed draws in the original's shape (:mod:`veil.fill.entities`, :mod:`veil.fill.formats`), no model;
-- ``faker+rank``: the same draws, 4 per placeholder, SmolLM2 picks the one its sentence scores best;
+- ``faker``: typed draws in the original's shape (:mod:`veil.fill.entities`, :mod:`veil.fill.formats`), no
+  model; a person's gender from the words around it where they give one ("my daughter", "she");
+- ``faker-nocue``: the same without the gender cues (a coin decides);
+- ``faker+rank``: the same draws; for a person whose gender is open, SmolLM2 scores a woman's and a
+  man's name in the sentence and keeps the better;
 - ``llm-propose``: the ``llm`` filler with ``entities="propose"`` (the earlier default: SmolLM2's words
   that spaCy tags with the type).
 
@@ -243,6 +246,8 @@ def build(name: str):
 
     if name == "faker":
         return FakerFiller(seed=0)
+    if name == "faker-nocue":
+        return FakerFiller(seed=0, gender_cues=False)
     if name == "faker+rank":
         return FakerFiller(seed=0, rank_types=True)
     if name == "llm-propose":
@@ -320,8 +325,9 @@ def _first_gender(v: Validator, name: str) -> str | None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=400, help="records (calls for speech) per data set (default 400)")
-    ap.add_argument("--llm-limit", type=int, default=40, help="records per data set for the llm fillers (default 40)")
-    ap.add_argument("--fillers", default="faker,faker+rank,llm-propose")
+    ap.add_argument("--rank-limit", type=int, default=60, help="records per data set for faker+rank (default 60)")
+    ap.add_argument("--llm-limit", type=int, default=12, help="records per data set for the llm fillers (default 12)")
+    ap.add_argument("--fillers", default="faker,faker-nocue,faker+rank,llm-propose")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--json", default=None, help="also write the results here")
@@ -338,11 +344,11 @@ def main(argv=None) -> int:
     rates: dict = {}
     for fname in args.fillers.split(","):
         filler = build(fname)
-        lim = args.llm_limit if fname.startswith("llm") else args.limit
+        lim = args.llm_limit if fname.startswith("llm") else args.rank_limit if "rank" in fname else args.limit
         tot_ph, tot_s = 0, 0.0
         for sname, records in sets.items():
             docs, originals = masked_docs(records[:lim], sname)
-            if fname != "faker":
+            if not fname.startswith("faker") or "rank" in fname:
                 filler.fill(docs[:1])  # the model loads outside the timing
             t = time.perf_counter()
             filled = filler.fill(docs)

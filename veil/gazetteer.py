@@ -91,13 +91,15 @@ def places() -> Places:
 
 def place_kind(surface: str) -> str | None:
     """``country``, ``state``, ``city`` or ``region`` where ``surface`` is a place on the lists, else None."""
-    name = " ".join(surface.replace("\n", " ").split()).strip(" ,.").lower()
-    kinds = places().kind_of
-    if name in kinds:
-        return kinds[name]
-    if name.upper() in {c.upper() for c in places().state_codes} and len(name) == 2:
+    name = " ".join(surface.replace("\n", " ").split()).strip(" ,.")
+    if len(name) == 2 and name.upper() in _state_codes():  # "PA" is a state before it is a town
         return "state"
-    return None
+    return places().kind_of.get(name.lower())
+
+
+@lru_cache(maxsize=1)
+def _state_codes() -> frozenset[str]:
+    return frozenset(places().state_codes)
 
 
 @lru_cache(maxsize=1)

@@ -184,7 +184,7 @@ def address_value(shape: str, rng: random.Random) -> str:
             else:
                 kind = after.pop(0) if after else "city"
                 if kind == "state" and a == "U" and n == 1:
-                    name = rng.choice(places().state_codes)
+                    name = rng.choice([c for c in places().state_codes if c.lower() not in literal])
                 else:
                     name = _place_name(kind, n, rng, literal)
             out.append(_case(name, a))

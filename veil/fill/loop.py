@@ -38,6 +38,7 @@ from veil.errors import VeilError
 from veil.fill import ranking, strategies, typed
 from veil.fill.base import AVOID_TECHNIQUES, CANDIDATE_MARGIN, Filler, Slot, _default_avoid, doc_rng, document_slots
 from veil.markers import MARKER_RE, find_markers, unescape
+from veil.shapes import PERSON_LABELS
 from veil.types import FilledDocument, MaskedDocument, Substitution
 
 log = logging.getLogger(__name__)
@@ -152,7 +153,9 @@ class CandidateFiller(Filler):
     the original's shape (:mod:`veil.fill.entities`), ``"propose"`` the back-end's words that spaCy
     tags with the type (the earlier behaviour: fluent, but often not a name: "Ke", "Remove Ad");
     ``rank_types``: a language model picks among ``type_candidates`` draws the one that fits the
-    sentence (:mod:`veil.fill.ranking`).
+    sentence (:mod:`veil.fill.ranking`; ``rank_labels``: which labels, by default persons whose
+    gender the shape leaves open); ``gender_cues``: without ranking, a person's first name takes
+    the gender the words around it give ("my daughter", "she"), else a coin's.
     """
 
     supports_exclude = False  # whether propose_batch takes ``exclude`` (see avoid_proposals)
@@ -162,7 +165,8 @@ class CandidateFiller(Filler):
                  entity_candidates: int = 20, merge_masks: bool = True, group_size: int = 1024,
                  ner_model: str | None = None, types: str = "auto", faker_tries: int = 12,
                  temperature: float = 1.0, avoid_proposals: bool = False, match_case: bool = False,
-                 entities: str = "draw", rank_types: bool = False, type_candidates: int = 4,
+                 entities: str = "draw", rank_types: bool = False, type_candidates: int = 2,
+                 rank_labels: Sequence[str] | None = None, gender_cues: bool = True,
                  **options) -> None:
         if strategy not in strategies.STRATEGIES:
             raise VeilError(f"unknown strategy {strategy!r}; choose from {', '.join(strategies.STRATEGIES)}")
@@ -174,6 +178,10 @@ class CandidateFiller(Filler):
         if not isinstance(rank_types, bool) or type_candidates < 1:
             raise VeilError("rank_types must be true or false and type_candidates at least 1")
         self.entities, self.rank_types, self.type_candidates = entities, rank_types, type_candidates
+        self.gender_cues = gender_cues
+        self.rank_labels = ranking.RANKED_LABELS if rank_labels is None else frozenset(rank_labels)
+        if not self.rank_labels <= ranking.RANKABLE:
+            raise VeilError(f"rank_labels: only {', '.join(sorted(ranking.RANKABLE))} can be ranked")
         if k < 1 or batch_size < 1 or group_size < 1 or entity_candidates < 1:
             raise VeilError("k, batch_size, group_size and entity_candidates must be at least 1")
         if not temperature > 0:
@@ -265,7 +273,8 @@ class CandidateFiller(Filler):
         return kind
 
     def _ranked(self, st: DocState, slot: Slot) -> bool:
-        return self.rank_types and slot.label in ranking.RANKED_LABELS and self._kind(st, slot) == "format"
+        return (self.rank_types and ranking.ranks(slot.label, slot.shape, self.rank_labels)
+                and self._kind(st, slot) == "format")
 
     @property
     def type_scorer(self):
@@ -287,7 +296,7 @@ class CandidateFiller(Filler):
         cands = [ranking.draw_candidates(st.slot.label, st.slot.shape, st.rng, self.type_candidates,
                                          taken=st.used.get(st.slot.label, ()), lowercase=st.lowercase,
                                          forges=lambda v, st=st: _forges(st, v)) for st in pending]
-        picks = ranking.choose(self.type_scorer, [st.view(1024, 1024) for st in pending], cands,
+        picks = ranking.choose(self.type_scorer, [st.view(512, 512) for st in pending], cands,
                                [st.rng for st in pending], sample=self.strategy != "top1",
                                temperature=self.temperature)
         self.stats["ranked"] += len(pending)
@@ -297,8 +306,12 @@ class CandidateFiller(Filler):
     def _format_value(self, st: DocState, slot: Slot) -> str:
         """A generated value of the slot's type and shape, unlike the document's other keys of that type."""
         taken = st.used.get(slot.label, ())
+        gender = None
+        if self.gender_cues and slot.label in PERSON_LABELS:
+            gender = ranking.gender_cue(st.view(200, 200))
+            self.stats["gender_cue"] += gender is not None
         for _ in range(self.faker_tries):
-            value = typed.fake_value(slot.label, st.rng, slot.shape)
+            value = typed.fake_value(slot.label, st.rng, slot.shape, gender)
             if value not in taken and not _forges(st, value):
                 break
         self.stats["faker"] += 1

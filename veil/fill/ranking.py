@@ -17,17 +17,53 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from typing import Any, Callable, Sequence
 
 from veil.fill import typed
 from veil.fill.entities import person_has_first_name
 from veil.shapes import ORG_LABELS, PERSON_LABELS, PLACE_LABELS
 
-#: the labels a ranking filler ranks (the others have nothing in their sentence to fit: a phone number)
-RANKED_LABELS = PERSON_LABELS | PLACE_LABELS | ORG_LABELS | frozenset({"AGE", "MONEY"})
-LEFT_WORDS, RIGHT_WORDS = 32, 16  # the context scored around the placeholder
+#: the labels a ranking filler ranks by default: a person whose first name's gender is open (the
+#: choice a sentence decides most often: "my daughter", "she"); ``rank_labels`` adds others
+RANKED_LABELS = PERSON_LABELS
+RANKABLE = PERSON_LABELS | PLACE_LABELS | ORG_LABELS | frozenset({"AGE", "MONEY"})
+LEFT_WORDS, RIGHT_WORDS = 16, 8  # the context scored around the placeholder (its cost is the ranking's)
+
+
+def ranks(label: str, shape: str | None, labels: frozenset[str] = RANKED_LABELS) -> bool:
+    """Whether a typed draw of ``label`` is worth a ranking: a person's only where the gender is open."""
+    if label not in labels:
+        return False
+    return label not in PERSON_LABELS or person_has_first_name(shape)
 
 _SCORER: Any = None
+
+
+_FEMALE = frozenset("she her hers herself daughter wife mother mom mum sister girlfriend aunt niece grandmother "
+                    "grandma granddaughter lady woman girl mrs ms miss madam fiancee bride".split())
+_MALE = frozenset("he him his himself son husband father dad brother boyfriend uncle nephew grandfather grandpa "
+                  "grandson gentleman man boy mr sir fiance groom".split())
+_PRONOUNS = frozenset("she her hers herself he him his himself".split())
+_WORD_RE = re.compile(r"[A-Za-z]+")
+
+
+def gender_cue(view: tuple[str, int, int, int | None], left_words: int = 4, right_words: int = 12) -> str | None:
+    """``f`` / ``m`` where the words around a person's placeholder say so, else None: a kinship word or
+    title just before it ("my daughter [PERSON_NAME_1]"), or the first he / she after it, up to the next
+    placeholder ("[PERSON_NAME_1] called, she ..."). Read from the masked text only."""
+    text, start, end, nxt = view
+    left = [w.lower() for w in _WORD_RE.findall(text[max(0, start - 80):start])][-left_words:]
+    for w in reversed(left):
+        if w in _FEMALE and w not in _PRONOUNS:
+            return "f"
+        if w in _MALE and w not in _PRONOUNS:
+            return "m"
+    right = _WORD_RE.findall(text[end:nxt if nxt is not None else end + 200])[:right_words]
+    for w in (w.lower() for w in right):
+        if w in _PRONOUNS:
+            return "f" if w in _FEMALE else "m"
+    return None
 
 
 def draw_candidates(label: str, shape: str | None, rng: random.Random, n: int, *, taken: Any = (),
