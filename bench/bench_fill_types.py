@@ -181,7 +181,6 @@ class Validator:
 
     def place(self, orig: str, sub: str, label: str) -> bool:
         from veil.gazetteer import place_kind
-        from veil.shapes import shape_of
 
         if re.search(r"\d", orig):  # a street address typed as a place
             return self.address(orig, sub)

@@ -64,8 +64,8 @@ class LLMFiller(CandidateFiller):
     name = "llm"
     supports_exclude = True
     #: bumped when the same options give other rankings (2: ``sentence_end``; 3: bf16 where native, the
-    #: shortlist), so cached fills are not reused
-    version = 3
+    #: shortlist; 4: typed placeholders drawn by type and shape), so cached fills are not reused
+    version = 4
 
     finetune_data = ("mask-free",)
 

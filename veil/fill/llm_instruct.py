@@ -187,7 +187,7 @@ class InstructLLMFiller(CandidateFiller):
     """
 
     name = "llm-instruct"
-    version = 2  # its llm ranking scores the end of the sentence (veil.fill.llm.LLMFiller.version)
+    version = 3  # 2: its llm ranking scores the end of the sentence; 3: typed placeholders drawn (LLMFiller.version)
 
     finetune_data = ("mask-free",)
     # untuned, the instruction model breaks most answers: its base scorer fills the corpus for --data top1/topk

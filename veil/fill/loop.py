@@ -159,6 +159,9 @@ class CandidateFiller(Filler):
     """
 
     supports_exclude = False  # whether propose_batch takes ``exclude`` (see avoid_proposals)
+    #: part of the experiment runner's cache key: bumped when the same options give other fills
+    #: (2: typed placeholders drawn by type and shape)
+    version = 2
 
     def __init__(self, strategy: str = "top1", k: int = 10, seed: int = 0, batch_size: int = 64,
                  *, avoid: Mapping[str, AbstractSet[str]] | None = None, avoid_in_top1: bool = False,
