@@ -32,8 +32,11 @@ A substitute is *valid* when a validator independent of the draw lists accepts i
   cards, an @ and a dot for e-mails, an age of 1 to 110).
 
 Also printed: the share of person substitutes with the original's word count, the share whose first
-name has the original's gender (where both are known, and where the document has a gendered
-pronoun), and the rate of each filler in placeholders per second.
+name has the original's gender (where both are known; and among those, where the masked text around
+the placeholder says a gender: a kinship word or title in the 4 words before it, or he / she in the
+12 words after it, before the next placeholder), the share whose first name has the gender those
+words say (the synthetic corpora do not always agree: "ask for Edward, she handles these cases"),
+and the rate of each filler in placeholders per second.
 """
 
 from __future__ import annotations
@@ -57,7 +60,6 @@ SWITCHBOARD_LABELS = {"PERSON": "PERSON_NAME", "LOCATION": "LOCATION", "ORGANIZA
                       "DATE_TIME": "DATE", "AGE": "AGE", "MONEY": "MONEY", "NUMBER": "NUMBER"}
 TYPE_OF = {"PERSON_NAME": "person", "LOCATION": "place", "ORGANIZATION_NAME": "organisation",
            "STREET_ADDRESS": "address"}
-_PRONOUN = re.compile(r"\b(she|her|hers|herself|he|him|his|himself)\b", re.I)
 
 
 # --------------------------------------------------------------------------------------- data
@@ -282,9 +284,18 @@ def evaluate(validator: Validator, docs, originals, filled) -> dict:
     words_kept = [0, 0]
     gender = [0, 0]
     gender_cued = [0, 0]
+    context = [0, 0]
     bad: dict[str, list[str]] = defaultdict(list)
+    from veil.fill.ranking import gender_cue
+
     for doc, orig, out in zip(docs, originals, filled):
-        cued = _PRONOUN.search(out.text) is not None
+        # the slots whose masked context says a gender (a kinship word or title before, he / she after)
+        starts = [p.start for p in doc.placeholders]
+        cued_keys = {}
+        for i, p in enumerate(doc.placeholders):
+            cue = gender_cue((doc.text, p.start, p.end, starts[i + 1] if i + 1 < len(starts) else None))
+            if cue and p.label in ("PERSON_NAME", "PERSON"):
+                cued_keys.setdefault(p.key, cue)
         seen = set()
         for sub in out.substitutions:
             if sub.key in seen:
@@ -300,13 +311,17 @@ def evaluate(validator: Validator, docs, originals, filled) -> dict:
                 words_kept[0] += 1
                 words_kept[1] += len(value.split()) == len(sub.substitute.split())
                 og, sg = _first_gender(validator, value), _first_gender(validator, sub.substitute)
+                if sub.key in cued_keys and sg:
+                    context[0] += 1
+                    context[1] += sg == cued_keys[sub.key]
                 if og and sg:
                     gender[0] += 1
                     gender[1] += og == sg
-                    if cued:
+                    if sub.key in cued_keys:
                         gender_cued[0] += 1
                         gender_cued[1] += og == sg
-    return {"per": dict(per), "words_kept": words_kept, "gender": gender, "gender_cued": gender_cued, "bad": bad}
+    return {"per": dict(per), "words_kept": words_kept, "gender": gender, "gender_cued": gender_cued,
+            "context": context, "bad": bad}
 
 
 def _first_gender(v: Validator, name: str) -> str | None:
@@ -359,6 +374,8 @@ def main(argv=None) -> int:
             print(f"{fname:12s} {sname:12s} {len(docs):4d} docs {n_ph:5d} placeholders {secs:7.2f} s "
                   f"{n_ph / secs:8.1f} placeholders/s", flush=True)
         rates[fname] = (tot_ph, tot_s)
+        _print(results, rates, sets)  # after each filler: a long run shows what it has
+    print("\n## all fillers")
     _print(results, rates, sets)
     if args.json:
         Path(args.json).write_text(json.dumps({"|".join(k): {kk: vv for kk, vv in v.items() if kk != "bad"}
@@ -381,7 +398,8 @@ def _print(results: dict, rates: dict, sets: dict) -> None:
             print(f"| {lab} | " + " | ".join(cells) + " |")
         for key, name in (("words_kept", "person: original's word count"),
                           ("gender", "person: first name of the original's gender"),
-                          ("gender_cued", "... in documents with a he/she pronoun")):
+                          ("gender_cued", "... where the words around it say a gender"),
+                          ("context", "person: first name of the gender the words around it say")):
             cells = []
             for f in fillers:
                 n, ok = results.get((f, sname), {}).get(key, (0, 0))

@@ -181,12 +181,13 @@ def address_value(shape: str, rng: random.Random) -> str:
             if not street_seen:
                 words = [rng.choice(_STREET_NAMES if rng.random() < 0.5 else last_names()) for _ in range(n)]
                 name = " ".join(words)
+            elif a == "U" and n == 1:  # "CO", "RS": a state's code
+                if "state" in after:
+                    after.remove("state")
+                name = rng.choice([c for c in places().state_codes if c.lower() not in literal])
             else:
                 kind = after.pop(0) if after else "city"
-                if kind == "state" and a == "U" and n == 1:
-                    name = rng.choice([c for c in places().state_codes if c.lower() not in literal])
-                else:
-                    name = _place_name(kind, n, rng, literal)
+                name = _place_name(kind, n, rng, literal)
             out.append(_case(name, a))
             i = j + 1
             continue
@@ -197,8 +198,8 @@ def address_value(shape: str, rng: random.Random) -> str:
             first = i == 0 or parts[i - 1] != "d"
             out.append(str(rng.randint(1, 9) if first and i + 1 < len(parts) and parts[i + 1] == "d"
                            else rng.randrange(10)))
-        elif a in ("L", "l"):
-            out.append(_case(rng.choice("ABCDEFGHJKLMNPRSTW"), "U" if a == "L" else "w"))
+        elif a in ("L", "l"):  # not N, S, E, W: a direction is a street word
+            out.append(_case(rng.choice("ABCDFGHJKLMPRT"), "U" if a == "L" else "w"))
         elif a == ",":
             street_seen = True
             out.append(a)

@@ -18,7 +18,8 @@ import re
 
 from veil.errors import VeilError
 from veil.fill import typed
-from veil.fill.loop import CandidateFiller, DocState
+from veil.fill.loop import CandidateFiller
+from veil.fill.state import DocState
 from veil.markers import MARKER_RE
 
 

@@ -102,9 +102,11 @@ def _names_by_length() -> dict[int, list[str]]:
     """Faker's en_US first and last names by length: the words people spell out on a call."""
     from faker.providers.person.en_US import Provider
 
+    from veil.shapes import LITERAL_WORDS
+
     out: dict[int, list[str]] = {}
     for name in sorted(set(Provider.first_names) | set(Provider.last_names)):
-        if name.isalpha():
+        if name.isalpha() and name.lower() not in LITERAL_WORDS:  # "Miles" would read as a unit in a shape
             out.setdefault(len(name), []).append(name.lower())
     return out
 

@@ -85,7 +85,7 @@ def draw_candidates(label: str, shape: str | None, rng: random.Random, n: int, *
 def choose(scorer: Any, views: Sequence[tuple[str, int, int, Any]], candidates: Sequence[Sequence[str]],
            rngs: Sequence[random.Random], sample: bool = False, temperature: float = 1.0) -> list[str | None]:
     """Per placeholder, the candidate its sentence scores best (``sample``: drawn with softmax(score / T))."""
-    from veil.fill.causal_scorer import marker_context
+    from veil.fill.context import marker_context
 
     contexts = [marker_context(text, (s, e), LEFT_WORDS, RIGHT_WORDS, scorer.sentence_end)
                 for text, s, e, _ in views]
