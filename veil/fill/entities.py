@@ -203,8 +203,8 @@ def address_value(shape: str, rng: random.Random) -> str:
         elif a == ",":
             street_seen = True
             out.append(a)
-        elif a != "?":
-            out.append(a)
+        else:  # a separator; "?" (a symbol the shape does not name) stays a symbol
+            out.append("\u00b7" if a == "?" else a)
         i += 1
     return "".join(out)
 

@@ -319,7 +319,7 @@ def shaped_value(label: str, shape: str, rng: random.Random) -> str:
         return ".".join(str(rng.randint(*{1: (1, 9), 2: (10, 99)}.get(w, (100, 254)))) for w in octets)
     n_digits = sum(1 for a in parts if a in ("d", "n"))
     digits = _digit_string(label, n_digits, rng)
-    if label == "AGE" and digits is None and n_digits in (1, 2) and "d" in parts:
+    if label == "AGE" and digits is None and (n_digits == 1 or (n_digits == 2 and "d" in parts)):
         digits = str(rng.randint(18, 85) if n_digits == 2 else rng.randint(2, 9))  # an adult's age, a child's
     return _render(parts, label, rng, digits=digits)
 
