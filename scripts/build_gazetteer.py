@@ -24,7 +24,7 @@ COUNTRY_ALIASES = {"USA": "US", "U.S.": "US", "U.S.A.": "US", "America": "US", "
                    "North Korea": "KP", "Vietnam": "VN", "Czech Republic": "CZ", "Ivory Coast": "CI"}
 REGIONS = ("Africa", "Asia", "Europe", "North America", "South America", "Oceania", "Antarctica",
            "the Midwest", "Midwest", "New England", "the South", "the West Coast", "the East Coast",
-           "the Pacific Northwest", "the Southwest", "the Northeast", "the Bay Area", "the Middle East",
+           "the Pacific Northwest", "the Southwest", "the Northeast", "the Bay Area", "the Middle East", "the West", "the East", "the North", "the Northwest", "the Southeast",
            "Latin America", "Central America", "the Caribbean", "Scandinavia", "Siberia", "the Gulf Coast")
 ENGLISH = ("CA", "GB", "AU", "IE", "NZ")
 NOT_A_TOWN = {"Side", "Upper", "Lower", "Island", "Township", "County", "District", "Village", "Park"}

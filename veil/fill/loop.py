@@ -217,7 +217,8 @@ class CandidateFiller(Filler):
     def _rank_step(self, pending: list[DocState]) -> None:
         """Typed slots of many documents at once: draws of the type, the one its sentence scores best."""
         cands = [ranking.draw_candidates(st.slot.label, st.slot.shape, st.rng, self.type_candidates,
-                                         taken=st.used.get(st.slot.label, ()), lowercase=st.lowercase,
+                                         taken=st.used.get(st.slot.label, ()),
+                                         lowercase=st.lowercase and st.slot.shape is None,
                                          forges=lambda v, st=st: _forges(st, v)) for st in pending]
         picks = ranking.choose(self.type_scorer, [st.view(512, 512) for st in pending], cands,
                                [st.rng for st in pending], sample=self.strategy != "top1",
@@ -338,7 +339,7 @@ class CandidateFiller(Filler):
 
     def _assign(self, st: DocState, slot: Slot, value: str) -> None:
         """``value`` becomes the substitute of the slot's key and fills the current slot."""
-        if st.lowercase:  # (Faker values too)
+        if st.lowercase and slot.shape is None:  # (drawn values too; a shape already says the case)
             value = value.lower()
         st.assigned[slot.key] = (value, slot.shape)
         st.used.setdefault(slot.label, set()).add(value)
