@@ -277,8 +277,8 @@ def _time_value(parts: list[str], rng: random.Random) -> str:
 
 def _email_value(parts: list[str], rng: random.Random) -> str:
     at_atom = "{at}" if "{at}" in parts else "@" if "@" in parts else None
-    if at_atom is None:
-        return FAKERS["EMAIL_ADDRESS"](_seeded_faker(rng))
+    if at_atom is None:  # the span held no address ("Bank" labelled an e-mail): its shape, not an address
+        return _render(parts, "EMAIL_ADDRESS", rng)
     # the local part and the domain in the original's layout ("john dot smith at gmail dot com" spoken)
     at = parts.index(at_atom)
     local = _render(parts[:at], "EMAIL_ADDRESS", rng)
