@@ -16,7 +16,9 @@ by each method. Reported per (technique, method):
 - **not a function word**: the share of fills that are not on spaCy's stop list where the masked word
   was not (the word salad of "Pena, the and not" is function words in content slots).
 
-Methods: ``demo`` (the demo's Top-K: 10 unranked proposals off the avoid list), ``topk-ranked`` (Top-K
+Methods: ``demo`` (the demo's Top-K: 10 unranked proposals off the avoid list), ``demo-typed`` (the
+same, and ``types: on``: a span the entity tagger masked gets a drawn value of its recorded label,
+as typed placeholders do), ``topk-ranked`` (Top-K
 among the 10 best of 32 ranked proposals), ``sample`` (the 10 best, drawn with the model's own
 probabilities), ``top1`` (the best proposal off the avoid list), ``demo-entity-avoid`` (the demo's
 Top-K with entity_tagger's spans also kept off the allow list's 5,000 common words: a masked name is
@@ -41,6 +43,10 @@ METHODS = {
     "topk-ranked": dict(strategy="topk", k=10, max_word_tokens=4, avoid_proposals=True),
     "sample": dict(strategy="sample", k=10, max_word_tokens=4, avoid_proposals=True),
     "top1": dict(strategy="top1", k=10, max_word_tokens=4, avoid_proposals=True, avoid_in_top1=True),
+    # the demo's method now: its Top-K for words, and a masked entity filled by its recorded label
+    # (types: on: entity_tagger's spans get a drawn name / place / organisation, veil.fill.entities)
+    "demo-typed": dict(strategy="topk", k=10, n_candidates=10, max_word_tokens=4, avoid_proposals=True,
+                       rank_candidates=False, types="on"),
     # the demo's Top-K, with entity_tagger's spans kept off the allow list's common words as well
     "demo-entity-avoid": dict(strategy="topk", k=10, n_candidates=10, max_word_tokens=4, avoid_proposals=True,
                               rank_candidates=False, avoid="entity"),

@@ -234,8 +234,11 @@ class CandidateFiller(Filler):
         if self.gender_cues and slot.label in PERSON_LABELS:
             gender = ranking.gender_cue(st.view(200, 200))
             self.stats["gender_cue"] += gender is not None
+        shape = slot.shape
+        if shape is None and slot.marker.startswith("[MASK]") and typed.entity_kind(slot.label):
+            shape = " ".join(["W"] * slot.marker.count("[MASK]"))  # "[MASK] [MASK]" was two words
         for _ in range(self.faker_tries):
-            value = typed.fake_value(slot.label, st.rng, slot.shape, gender)
+            value = typed.fake_value(slot.label, st.rng, shape, gender)
             if value not in taken and not _forges(st, value):
                 break
         self.stats["faker"] += 1

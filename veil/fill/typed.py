@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Iterable, Sequence
 
-from veil.fill.entities import entity_kind, entity_value
+from veil.fill.entities import entity_kind, entity_value  # noqa: F401  (entity_kind re-exported)
 from veil.fill.formats import FAKERS, _seeded_faker, luhn_valid, restyle, shaped_value  # noqa: F401  (re-exported)
 from veil.markers import unescape
 from veil.shapes import ADDRESS_LABELS
