@@ -12,7 +12,7 @@ import pytest
 
 from veil.cli import main as veil
 from veil.errors import VeilError
-from veil.fill.base import CandidateFiller
+from veil.fill.loop import CandidateFiller
 from veil.mask.base import Masker
 from veil.registry import fillers, maskers
 from veil.types import Span

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from veil.fill.llm import WORD_RE, MarkerContext, _top
+from veil.fill.causal_scorer import WORD_RE, MarkerContext, _top
 from veil.markers import MARKER_RE
 
 

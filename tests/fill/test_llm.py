@@ -6,7 +6,8 @@ pytest.importorskip("torch")
 
 from tests.fill.naive_llm import propose_naive, rank_naive, score_naive  # noqa: E402
 from veil.errors import VeilError  # noqa: E402
-from veil.fill.llm import CausalWordScorer, LLMFiller, marker_context  # noqa: E402
+from veil.fill.causal_scorer import CausalWordScorer, marker_context  # noqa: E402
+from veil.fill.llm import LLMFiller  # noqa: E402
 from tests.tiny_models import build_tiny_causal_lm  # noqa: E402
 from veil.textutil import WORD_RE  # noqa: E402
 from veil.types import MaskedDocument, Placeholder  # noqa: E402
@@ -194,7 +195,7 @@ def test_avoid_proposals_fills_off_the_list(tiny):
             sub = f.fill([doc])[0].substitutions[0].substitute
             assert sub.lower() not in listed
     with pytest.raises(VeilError, match="avoid_proposals"):
-        from veil.fill.base import CandidateFiller
+        from veil.fill.loop import CandidateFiller
 
         class NoExclude(CandidateFiller):
             name = "noexclude"

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from veil.errors import VeilError
-from veil.fill.llm import MarkerContext
+from veil.fill.causal_scorer import MarkerContext
 from veil.markers import MARKER_RE, unescape
 from veil.textutil import WORD_RE, iter_words
 

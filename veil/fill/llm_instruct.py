@@ -41,10 +41,11 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from veil.errors import VeilError
-from veil.fill.base import CANDIDATE_MARGIN, CandidateFiller
+from veil.fill.base import CANDIDATE_MARGIN, LOAD_LOCK
 from veil.fill.instruct_prompt import (DECODES, INSTRUCTION, MASK, align_output, answer_context, build_prompt,
                                        end_of_turn, render_window)
-from veil.fill.llm import CausalWordScorer, _top
+from veil.fill.causal_scorer import CausalWordScorer, _top
+from veil.fill.loop import CandidateFiller
 from veil.fill.lora import LoRAFinetuned
 from veil.markers import MARKER_RE
 from veil.textutil import iter_words
@@ -65,7 +66,7 @@ class InstructLLMFiller(LoRAFinetuned, CandidateFiller):
 
     name = "llm-instruct"
     description = "instruction-tuned SmolLM2"  # the report's legend
-    version = 2  # its llm ranking scores the end of the sentence (veil.fill.llm.LLMFiller.version)
+    version = 3  # 2: its llm ranking scores the end of the sentence; 3: typed placeholders drawn (LLMFiller.version)
 
     finetune_data = ("mask-free",)
     # untuned, the instruction model breaks most answers: its base scorer fills the corpus for --data top1/topk
@@ -99,8 +100,11 @@ class InstructLLMFiller(LoRAFinetuned, CandidateFiller):
 
     # ---------------------------------------------------------------- model
     def _load(self) -> None:
-        if self._model is not None:
-            return
+        with LOAD_LOCK:
+            if self._model is None:
+                self._load_model()
+
+    def _load_model(self) -> None:
         if self._given is not None:
             self._model, self._tok = self._given
         else:
@@ -111,9 +115,10 @@ class InstructLLMFiller(LoRAFinetuned, CandidateFiller):
     @property
     def scorer(self) -> CausalWordScorer:
         self._load()
-        if self._scorer is None:
-            opts = {"n_candidates": max(32, self.k), **self._llm_options}
-            self._scorer = CausalWordScorer(self._model, self._tok, **opts)
+        with LOAD_LOCK:
+            if self._scorer is None:
+                opts = {"n_candidates": max(32, self.k), **self._llm_options}
+                self._scorer = CausalWordScorer(self._model, self._tok, **opts)
         return self._scorer
 
     def _adapter_off(self):

@@ -37,7 +37,8 @@ import re
 from typing import Any, Sequence
 
 from veil.errors import VeilError
-from veil.fill.base import CandidateFiller
+from veil.fill.base import LOAD_LOCK
+from veil.fill.loop import CandidateFiller
 from veil.fill.mlm_packed import TOKEN_BUDGET, PackedEncoder, packed_supported
 from veil.markers import MARKER_RE, unescape
 from veil.textutil import WORD_RE
@@ -424,6 +425,10 @@ class MLMFiller(CandidateFiller):
 
     @property
     def proposer(self) -> MaskedLMProposer:
+        with LOAD_LOCK:
+            return self._proposer or self._build_proposer()
+
+    def _build_proposer(self) -> MaskedLMProposer:
         if self._proposer is None:
             if self.threads:
                 import torch
