@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "veil"
 #: of several units, without a cycle)
 STAGES: list[set[str]] = [
     {"types", "markers", "shapes", "registry", "errors", "textutil", "textforms", "cache", "training", "numeric",
-     "config", "_callable"},  # core
+     "config", "gazetteer", "_callable"},  # core (gazetteer: the place and name lists shapes and draws read)
     {"io"},
     {"models"},  # the shipped models: loading one, or warming one up, reads files through io
     {"mask"},
