@@ -127,7 +127,7 @@ def build_items(utts, nlp, setting: str, limit: int, seed: int, frequent):
 
 
 class RankingMemo:
-    """Wraps a filler's ``propose_batch``: rankings shared by strategies of one filler (exact) and
+    """Rankings shared by the strategies of one filler (exact, ``veil.experiment.rankings``) and
     recorded, so top-10 recovery needs no extra model call."""
 
     def __init__(self, filler, request: int) -> None:

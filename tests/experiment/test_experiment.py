@@ -218,18 +218,18 @@ def test_shared_rankings_are_exact_and_save_model_calls():
     texts, targets = ["x [MASK]", "yy [MASK] z", "a b [MASK]"], [(2, 8), (3, 9), (4, 10)]
     direct = Counting().propose_batch(texts, targets, 6)
     calls.clear()
-    assert a.propose_batch(texts, targets, 1) == [r[:1] for r in direct]
-    assert b.propose_batch(texts, targets, 6) == direct  # more candidates than stored: asked again
-    assert a.propose_batch(texts, targets, 3) == [r[:3] for r in direct]  # served from the memo
-    assert b.propose_batch(texts[:1], targets[:1], 6) == direct[:1]
+    assert a.rankings.propose(a.propose_batch, texts, targets, 1) == [r[:1] for r in direct]
+    assert b.rankings.propose(b.propose_batch, texts, targets, 6) == direct  # more candidates than stored: asked again
+    assert a.rankings.propose(a.propose_batch, texts, targets, 3) == [r[:3] for r in direct]  # served from the memo
+    assert b.rankings.propose(b.propose_batch, texts[:1], targets[:1], 6) == direct[:1]
     assert calls == [3, 3]
     calls.clear()
     memo2: dict = {}
     c, d = Counting(strategy="top1"), Counting(strategy="topk", k=6)
     share_rankings(c, memo2, request=6)
     share_rankings(d, memo2, request=6)
-    assert c.propose_batch(texts, targets, 1) == [r[:1] for r in direct]  # asks for 6, returns 1
-    assert d.propose_batch(texts, targets, 6) == direct and calls == [3]
+    assert c.rankings.propose(c.propose_batch, texts, targets, 1) == [r[:1] for r in direct]  # asks for 6, returns 1
+    assert d.rankings.propose(d.propose_batch, texts, targets, 6) == direct and calls == [3]
 
 
 def test_topk_after_top1_needs_no_model_call_through_the_fill_loop():

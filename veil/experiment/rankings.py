@@ -38,8 +38,9 @@ def ranking_entry(record: list[Any]) -> tuple[tuple[str, int, int, str], tuple[i
     return ranking_key(text, start, end, excl[0] if excl else ""), (ask, [(w, sc) for w, sc in ranking])
 
 
-def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> None:
-    """Let methods that differ only in strategy share the model's rankings (exact, not approximate).
+class SharedRankings:
+    """Rankings shared by the fill methods of one filler (exact, not approximate): what a filler's fill loop
+    asks instead of its back-end once :func:`share_rankings` has given it one (``CandidateFiller.rankings``).
 
     A ranking depends only on the text and the marker position (and the model and its options,
     which are part of the memo's key in the caller), never on the strategy: Top-1 and Top-K
@@ -48,42 +49,50 @@ def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> None:
     ``request`` asks the model for at least that many candidates (the largest K of the methods that
     share the memo: a back-end ranks all its proposals anyway, so a longer list costs nothing).
     """
-    propose = getattr(filler, "propose_batch", None)
-    if propose is None:
-        return
 
-    digests: dict[int, tuple[Any, str]] = {}  # id(word list) -> (the list, its digest)
+    def __init__(self, memo: dict[Any, Any], request: int = 0) -> None:
+        self.memo, self.request = memo, request
+        self._digests: dict[int, tuple[Any, str]] = {}  # id(word list) -> (the list, its digest)
 
-    def digest(words: Any) -> str:
+    def _digest(self, words: Any) -> str:
         """A stable name of an exclude list (it is part of a ranking's key, also on disk)."""
         if not words:
             return ""
-        hit = digests.get(id(words))
+        hit = self._digests.get(id(words))
         if hit is None or hit[0] is not words:
-            hit = digests[id(words)] = (words, stable_hash(sorted(words)))
+            hit = self._digests[id(words)] = (words, stable_hash(sorted(words)))
         return hit[1]
 
-    def propose_batch(texts: Any, targets: Any, k: int, exclude: Any = None) -> list[list[tuple[str, float]]]:
+    def propose(self, propose_batch: Any, texts: Any, targets: Any, k: int,
+                exclude: Any = None) -> list[list[tuple[str, float]]]:
+        """``propose_batch(texts, targets, k[, exclude])``'s answer, from the memo where it holds enough."""
         excl = list(exclude) if exclude is not None else [None] * len(texts)
-        keys = [ranking_key(t, s, e, digest(x)) for t, (s, e), x in zip(texts, targets, excl)]
+        keys = [ranking_key(t, s, e, self._digest(x)) for t, (s, e), x in zip(texts, targets, excl)]
         out: list[Any] = [None] * len(keys)
         miss = []
         for i, key in enumerate(keys):
-            hit = memo.get(key)
+            hit = self.memo.get(key)
             if hit is not None and (hit[0] >= k or len(hit[1]) < hit[0]):
                 out[i] = hit[1][:k]
             else:
                 miss.append(i)
         if miss:
-            ask = max(k, request)
+            ask = max(k, self.request)
             extra = {"exclude": [excl[i] for i in miss]} if exclude is not None else {}
-            got = propose([texts[i] for i in miss], [targets[i] for i in miss], ask, **extra)
+            got = propose_batch([texts[i] for i in miss], [targets[i] for i in miss], ask, **extra)
             for i, ranking in zip(miss, got):
-                memo[keys[i]] = (ask, list(ranking))
+                self.memo[keys[i]] = (ask, list(ranking))
                 out[i] = list(ranking)[:k]
         return out
 
-    filler.propose_batch = propose_batch
+
+def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> SharedRankings | None:
+    """Give ``filler`` (a model filler: it has a ``rankings`` slot) the rankings of ``memo``; None for a
+    filler without a model to ask."""
+    if not hasattr(filler, "rankings") or not hasattr(filler, "propose_batch"):
+        return None
+    filler.rankings = SharedRankings(memo, request)
+    return filler.rankings
 
 
 def ranking_request(filler: Any, k_max: int) -> int:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from typing import AbstractSet, Mapping, Sequence
+from typing import AbstractSet, Any, Mapping, Sequence
 
 from veil.errors import VeilError
 from veil.fill import ranking, strategies, typed
@@ -79,6 +79,10 @@ class CandidateFiller(Filler):
     """
 
     supports_exclude = False  # whether propose_batch takes ``exclude`` (see avoid_proposals)
+    #: rankings shared with other fillers of the same model (``veil.experiment.rankings.SharedRankings``: an
+    #: object whose ``propose(propose_batch, texts, targets, k, exclude=None)`` the loop asks instead of the
+    #: back-end, answering from its memo where it can); None: the back-end ranks every marker itself
+    rankings: Any = None
     #: part of the experiment runner's cache key: bumped when the same options give other fills
     #: (2: typed placeholders drawn by type and shape)
     version = 2
@@ -257,7 +261,9 @@ class CandidateFiller(Filler):
         views = [st.view() for st in pending]
         k_req = max(self._wanted(st, s) for st, s in zip(pending, slots))
         extra = {"exclude": [self._avoid_for(s) or None for s in slots]} if self.avoid_proposals else {}
-        proposals = self.propose_batch([v[0] for v in views], [(v[1], v[2]) for v in views], k_req, **extra)
+        texts, targets = [v[0] for v in views], [(v[1], v[2]) for v in views]
+        proposals = (self.propose_batch(texts, targets, k_req, **extra) if self.rankings is None
+                     else self.rankings.propose(self.propose_batch, texts, targets, k_req, **extra))
         if len(proposals) != len(pending):
             raise VeilError(f"{type(self).__name__}.propose_batch returned {len(proposals)} lists "
                             f"for {len(pending)} texts")
