@@ -1,10 +1,10 @@
 """Benchmarks: detection recall, precision and residual risk of veil's maskers next to Presidio and spaCy, per text form.
 
     .venv/bin/python bench/compare_detection.py [--data ../shared/data] [--forms none lower asr]
-        [--sets tab presidio_synth conll wnut] [--md docs/detection_comparison.md] [--json out.json]
+        [--sets tab presidio_synth conll wnut switchboard_pii] [--md docs/detection_comparison.md] [--json out.json]
 
 One table: dataset x form (``none`` / ``lower`` / ``asr``, ``veil.textforms``) x system, with mention
-recall per entity type, precision (share of masked words inside gold mentions to mask), the masked
+recall per entity type, precision (share of masked words inside gold mentions a masker may mask), the masked
 share of all words, and the Dialpad criterion (mean + std of the residual-risk score of each
 document, ``veil.audit.risk``; a corpus passes below 5). Every system is scored by
 ``veil.mask.evaluate`` / ``veil.mask.coverage``, the rule ``veil eval-detect`` and ``veil audit
@@ -21,8 +21,10 @@ Systems, from the masker registry (a newly registered detector shows up without 
   recall bound (recall bought by masking nearly everything is no result).
 
 Data: TAB's dev documents (the detector trains on its train split), the held-out share of the
-Presidio synthetic set (``veil.mask.gold.PRESIDIO_HELD_OUT``), CoNLL-2003 ``eng.testa`` and WNUT-17
-dev. The Markdown report lists, per form, the most frequent kinds of mention the default still misses.
+Presidio synthetic set (``veil.mask.gold.PRESIDIO_HELD_OUT``), CoNLL-2003 ``eng.testa``, WNUT-17
+dev, and real conversation: the annotated Switchboard ``val`` utterances (``switchboard_pii``;
+DIRECT / QUASI recall, OPTIONAL mentions allowed in the precision, type accuracy; never trained on).
+The Markdown report lists, per form, the most frequent kinds of mention the default still misses.
 """
 
 from __future__ import annotations
@@ -47,7 +49,10 @@ REPO = Path(__file__).resolve().parent.parent
 SETS = {"tab": ("tab/tab_train_dev.jsonl", "tab", "dev"),
         "presidio_synth": ("presidio_synth/synth_dataset_v2_first750.json", "presidio", "held_out"),
         "conll": ("conll2003/eng.testa", "conll", "all"),
-        "wnut": ("wnut17/emerging.dev.conll", "conll", "all")}
+        "wnut": ("wnut17/emerging.dev.conll", "conll", "all"),
+        "switchboard_pii": ("switchboard_pii/val_gold.jsonl", "switchboard_pii", "all")}
+#: the heading each set gets in the report
+TITLES = {"switchboard_pii": "switchboard_pii (real conversation)"}
 FORMS = ("none", "lower", "asr")
 #: maskers that mask by word frequency, not by detecting anything: shown only as the trivial bound
 WORD_LIST_MASKERS = ("allow_list", "vocab_threshold")
@@ -114,12 +119,15 @@ def score(golds: list[GoldDocument], spans: list[list], fmt: str) -> dict[str, A
     r = evaluate(golds, spans, fmt)
     risks = risk.audit_against_gold(golds, spans, fmt)
     total = risk.group_table(risks)[-1]
-    recall = r["DIRECT"]["mention_recall"] if fmt == "tab" else r["overall"]["mention_recall"]
+    classes = "DIRECT" in r
+    recall = r["DIRECT"]["mention_recall"] if classes else r["overall"]["mention_recall"]
     row = {"recall": recall, "precision": r["precision"], "masked_share": r["masked_token_share"],
            "risk_mean": total["mean"], "risk_std": total["std"], "risk_mean_plus_std": total["mean_plus_std"],
            "risk_pass": total["pass"], "per_type": {k: v["mention_recall"] for k, v in r["per_type"].items()}}
-    if fmt == "tab":
+    if classes:
         row["DIRECT"], row["QUASI"] = r["DIRECT"]["mention_recall"], r["QUASI"]["mention_recall"]
+    if "type_accuracy" in r:
+        row["type_accuracy"] = r["type_accuracy"]
     return row
 
 
@@ -144,16 +152,18 @@ def markdown(results: dict, missed: dict, command: str, seconds: float) -> str:
              "(mean + std of the per-document residual-risk score; pass below 5). Produced by",
              "`bench/compare_detection.py`; every number is scored by `veil.mask.coverage`.", ""]
     for set_name, forms in results.items():
-        lines += [f"## {set_name}", ""]
+        lines += [f"## {TITLES.get(set_name, set_name)}", ""]
         first = next(iter(next(iter(forms.values())).values()))
         types = sorted(first["per_type"])
+        typed = "type_accuracy" in first
         head = ["form", "system"] + (["DIRECT", "QUASI"] if "DIRECT" in first else ["recall"]) + \
-            ["precision", "masked", "μ+σ", "pass"] + types
+            ["precision"] + (["type acc."] if typed else []) + ["masked", "μ+σ", "pass"] + types
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for form, rows in forms.items():
             for system, r in rows.items():
                 rec = [f3(r["DIRECT"]), f3(r["QUASI"])] if "DIRECT" in r else [f3(r["recall"])]
-                cells = [form, system, *rec, f3(r["precision"]), f3(r["masked_share"]),
+                cells = [form, system, *rec, f3(r["precision"]), *([f3(r.get("type_accuracy"))] if typed else []),
+                         f3(r["masked_share"]),
                          f"{r['risk_mean_plus_std']:.2f}", "yes" if r["risk_pass"] else "no",
                          *[f3(r["per_type"].get(t)) for t in types]]
                 lines.append("| " + " | ".join(cells) + " |")
@@ -229,11 +239,11 @@ def print_block(set_name: str, form: str, rows: dict[str, dict[str, Any]]) -> No
     tab = "DIRECT" in first
     print(f"\n{set_name} / {form}")
     head = f"{'system':<34} " + (f"{'DIRECT':>7} {'QUASI':>7}" if tab else f"{'recall':>7}") + \
-        f" {'prec':>6} {'masked':>6} {'μ+σ':>6} " + " ".join(f"{t[:9]:>9}" for t in types)
+        f" {'prec':>6} {'typeacc':>7} {'masked':>6} {'μ+σ':>6} " + " ".join(f"{t[:9]:>9}" for t in types)
     print(head)
     for system, r in rows.items():
         rec = f"{f3(r['DIRECT']):>7} {f3(r['QUASI']):>7}" if tab else f"{f3(r['recall']):>7}"
-        print(f"{system:<34} {rec} {f3(r['precision']):>6} {f3(r['masked_share']):>6} "
+        print(f"{system:<34} {rec} {f3(r['precision']):>6} {f3(r.get('type_accuracy')):>7} {f3(r['masked_share']):>6} "
               f"{r['risk_mean_plus_std']:>6.2f} " + " ".join(f"{f3(r['per_type'].get(t)):>9}" for t in types))
 
 

@@ -1,7 +1,8 @@
-"""CLI: ``veil eval-detect GOLD --format {tab,presidio,conll} --masker NAME ...`` scores masking against gold spans.
+"""CLI: ``veil eval-detect GOLD --format {tab,presidio,conll,switchboard_pii} --masker NAME ...`` scores masking against gold spans.
 
-Prints recall (TAB: mention, token and entity level for DIRECT and QUASI identifiers; other
-formats: per type) beside the share of all words masked. ``--json`` prints exactly one JSON object.
+Prints recall (TAB and switchboard_pii: mention, token and entity level for DIRECT and QUASI identifiers;
+other formats: per type) beside the share of all words masked and the precision; switchboard_pii also
+type accuracy. ``--json`` prints exactly one JSON object.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from veil.textforms import FORMS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("gold", help="gold file: TAB JSONL, Presidio synthetic JSON, or a CoNLL/WNUT BIO file")
-    p.add_argument("--format", required=True, choices=("tab", "presidio", "conll"), help="gold file format")
+    p.add_argument("gold", help="gold file: TAB JSONL, Presidio synthetic JSON, a CoNLL/WNUT BIO file, or "
+                                "switchboard_pii JSONL (annotated telephone conversations)")
+    from veil.mask.gold import FORMATS
+
+    p.add_argument("--format", required=True, choices=tuple(FORMATS), help="gold file format")
     from veil.cli.common import add_maskers, add_set
 
     add_maskers(p, help="maskers to run (see `veil ls`)")
@@ -31,6 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=None, help="score only the first N documents")
     p.add_argument("--show-missed", type=int, default=0, metavar="N",
                    help="also print up to N gold mentions left unmasked, with masked context")
+    p.add_argument("--show-false-positives", type=int, default=0, metavar="N",
+                   help="also print the N most frequent masked words outside every gold mention")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
@@ -58,11 +64,14 @@ def print_table(result: dict[str, Any], maskers: list[str], n_docs: int, seconds
     print(f"\nmasked token share: {result['masked_token_share']:.3f} "
           f"({result['masked_words']} of {result['words']} words); "
           f"precision: {_fmt(result['precision']).strip()} (share of masked words inside gold mentions)")
+    if "type_accuracy" in result:
+        print(f"type accuracy: {_fmt(result['type_accuracy']).strip()} ({result['typed_right']} of "
+              f"{result['typed_pairs']} masked spans on DIRECT/QUASI mentions typed as the gold type)")
 
 
 def run(args: argparse.Namespace) -> int:
     from veil.cli.common import maskers_of, parse_options
-    from veil.mask.evaluate import evaluate, missed_mentions
+    from veil.mask.evaluate import evaluate, false_positive_words, missed_mentions
     from veil.mask.gold import read_gold
     from veil.pipeline import build_engine
     from veil.textforms import transform_documents
@@ -92,4 +101,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nmissed mentions (first {args.show_missed}):", file=stream)
         for m in missed_mentions(golds, detected, limit=args.show_missed):
             print(f"  [{m['identifier_type'] or m['label']}/{m['label']}] {m['mention']!r}: {m['context']}", file=stream)
+    if args.show_false_positives:
+        stream = sys.stderr if args.json else sys.stdout
+        words = list(false_positive_words(golds, detected).items())[: args.show_false_positives]
+        print(f"\nmost frequent false-positive words (first {args.show_false_positives}): "
+              + ", ".join(f"{w} {n}" for w, n in words), file=stream)
     return 0

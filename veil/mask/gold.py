@@ -1,6 +1,6 @@
 """Detect and mask stage: readers for gold (human-annotated) spans, used to score maskers.
 
-Three formats, each read into :class:`GoldDocument` (a ``veil.types.Document`` plus its gold
+Four formats, each read into :class:`GoldDocument` (a ``veil.types.Document`` plus its gold
 spans, offsets on ``document.text``):
 
 - ``tab``: the Text Anonymization Benchmark JSONL (one case per line: ``metadata.provenance``,
@@ -11,6 +11,11 @@ spans, offsets on ``document.text``):
 - ``conll``: CoNLL-2003 (``word POS chunk TAG``, IOB1) and WNUT-17 (``token<TAB>TAG``, BIO) files;
   the tag is the last column. Tokens are joined by one space and sentences by a newline;
   ``-DOCSTART-`` lines split documents (files without them give one document per sentence).
+- ``switchboard_pii``: personal information annotated in real telephone conversations (JSON lines
+  ``{id: "<conversation>-<line>", text, spans: [{start, end, type, class, value}]}``); ``class`` is
+  DIRECT or QUASI (to be masked) or OPTIONAL (public names and topics: a masker may mask them or
+  not). One document per utterance; ``doc.group`` is the conversation; mentions of one conversation
+  with the same type and surface share an ``entity_id``.
 
 Gold data is read whole (these sets are a few MB); bad input raises ``InputError`` with the line.
 """
@@ -25,8 +30,10 @@ from typing import Callable, Iterator
 from veil.errors import InputError, VeilError
 from veil.types import Document
 
-#: identifier types of TAB that must be masked
+#: identifier types (TAB, switchboard_pii) that must be masked
 TO_MASK = ("DIRECT", "QUASI")
+#: identifier types a masker may mask without a false positive (switchboard_pii's OPTIONAL: public names, topics)
+MAY_MASK = ("DIRECT", "QUASI", "OPTIONAL")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +43,8 @@ class GoldSpan:
     start: int
     end: int
     label: str
-    identifier_type: str | None = None  # TAB only: DIRECT, QUASI or NO_MASK
-    entity_id: str | None = None  # TAB only: mentions sharing an id are the same entity
+    identifier_type: str | None = None  # TAB: DIRECT, QUASI or NO_MASK; switchboard_pii: DIRECT, QUASI or OPTIONAL
+    entity_id: str | None = None  # TAB, switchboard_pii: mentions sharing an id are the same entity
 
 
 @dataclass(slots=True)
@@ -47,7 +54,7 @@ class GoldDocument:
 
 
 def read_gold(path: str | Path, fmt: str) -> list[GoldDocument]:
-    """Read a gold file in one of :data:`FORMATS` (``tab``, ``presidio``, ``conll``)."""
+    """Read a gold file in one of :data:`FORMATS` (``tab``, ``presidio``, ``conll``, ``switchboard_pii``)."""
     try:
         reader = FORMATS[fmt]
     except KeyError:
@@ -215,10 +222,54 @@ def read_conll(path: str | Path) -> list[GoldDocument]:
     return out
 
 
+SWITCHBOARD_PII_CLASSES = ("DIRECT", "QUASI", "OPTIONAL")
+#: the types of switchboard_pii's GUIDELINES.md
+SWITCHBOARD_PII_TYPES = ("PERSON", "LOCATION", "ORGANIZATION", "DATE_TIME", "AGE", "OCCUPATION", "DEMOGRAPHIC",
+                         "MONEY", "NUMBER", "EMAIL", "ADDRESS", "MISC")
+
+
+def read_switchboard_pii(path: str | Path) -> list[GoldDocument]:
+    """switchboard_pii JSONL: one ``GoldDocument`` per utterance, its ``group`` the conversation."""
+    from veil.textutil import normalise_surface
+
+    path = Path(path)
+    out: list[GoldDocument] = []
+    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip():
+            raise InputError(str(path), lineno, "empty line (expected one JSON object per line)")
+        try:
+            rec = json.loads(line)
+            doc_id, text, raw = str(rec["id"]), rec["text"], rec["spans"]
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
+        except (KeyError, TypeError) as e:
+            raise InputError(str(path), lineno, f"missing field {e} (need id, text, spans)") from None
+        if not isinstance(text, str) or not isinstance(raw, list):
+            raise InputError(str(path), lineno, "field 'text' must be a string and 'spans' a list")
+        conversation = doc_id.rsplit("-", 1)[0]
+        spans = []
+        for sp in raw:
+            try:
+                start, end = _check_offsets(path, lineno, text, sp["start"], sp["end"])
+                kind, cls = sp["type"], sp["class"]
+            except (KeyError, TypeError) as e:
+                raise InputError(str(path), lineno, f"span without field {e} (need start, end, type, class)") from None
+            if cls not in SWITCHBOARD_PII_CLASSES:
+                raise InputError(str(path), lineno, f"unknown class {cls!r} (DIRECT, QUASI or OPTIONAL)")
+            if kind not in SWITCHBOARD_PII_TYPES:
+                raise InputError(str(path), lineno, f"unknown type {kind!r}; choose from {', '.join(SWITCHBOARD_PII_TYPES)}")
+            entity = f"{conversation}:{kind}:{normalise_surface(text[start:end]) or text[start:end]}"
+            spans.append(GoldSpan(start, end, kind, cls, entity))
+        out.append(GoldDocument(Document(id=doc_id, text=text, group=conversation, meta={"conversation": conversation}),
+                                sorted(spans, key=lambda s: s.start)))
+    return out
+
+
 FORMATS: dict[str, Callable[[Path], list[GoldDocument]]] = {
     "tab": read_tab,
     "presidio": read_presidio,
     "conll": read_conll,
+    "switchboard_pii": read_switchboard_pii,
 }
 
 
