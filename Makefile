@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml requirements.lock.txt
 
 setup: $(STAMP)
 
-# Speech synthesis for the ASR evaluation (veil.asr.speech): Debian's espeak-ng. Without root (or apt) it
+# Speech synthesis for the ASR evaluation (veil.downstream.asr.speech): Debian's espeak-ng. Without root (or apt) it
 # says so and goes on: only `asr: {speech: synth}` and the slow ASR test need it.
 espeak:
 	@command -v espeak-ng >/dev/null || apt-get install -y -q espeak-ng >/dev/null 2>&1 \

@@ -5,13 +5,13 @@ threads; ``--steps N`` for steadier numbers).
 
 Workload: Switchboard validation utterances (``../shared/data/switchboard/val``; the bundled demo
 corpus when ``shared/`` is absent) as one token stream cut into blocks of ``--context`` tokens,
-``--batch`` blocks a step, through veil's own code (:func:`veil.train.lm.token_nll`,
-:func:`veil.train.lm.autocast`). Configurations, each in fp32 and in bf16 (``lm.precision: bf16``:
+``--batch`` blocks a step, through veil's own code (:func:`veil.downstream.lm.token_nll`,
+:func:`veil.downstream.lm.autocast`). Configurations, each in fp32 and in bf16 (``lm.precision: bf16``:
 ``torch.autocast``, fp32 weights):
 
 - ``eval``: forward only, no gradient (the ``evaluate`` stage);
 - ``eval-trunkN`` (with ``--lora-layers N``): the same for an LM adapted on its top N layers whose
-  bottom layers' output is already stored (:data:`veil.train.lm.TRUNK`: every evaluation after the first
+  bottom layers' output is already stored (:data:`veil.downstream.lm.TRUNK`: every evaluation after the first
   of an experiment's LMs on the same test batches);
 - ``lora-rR``: forward + backward + AdamW step of LoRA adapters of rank R on every linear layer;
 - ``lora-rR-topN`` (``--lora-layers N,...``): the same with adapters on the top N layers only
@@ -50,7 +50,7 @@ def texts() -> list[str]:
 def time_config(model, vocab, bl, s, batch: int, steps: int, train: bool, trunk=None) -> float:
     import torch
 
-    from veil.train import lm
+    from veil.downstream import lm
 
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=1e-5) if train else None
@@ -92,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from veil.train import lm
-    from veil.train.tokenizer import build_vocab
+    from veil.downstream import lm
+    from veil.downstream.tokenizer import build_vocab
 
     torch.set_num_threads(args.threads)
     data = texts()

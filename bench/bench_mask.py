@@ -102,7 +102,7 @@ def main() -> int:
         both = MaskingEngine([tagger, dlp])
         bench("entity_tagger + dlp" + suffix, lambda ts: both.detect(_docs(ts)))
     del tagger, both
-    from veil.pipeline import DEFAULT_MASKERS, build_engine
+    from veil.run.corpus import DEFAULT_MASKERS, build_engine
 
     default = build_engine(DEFAULT_MASKERS)
     bench(f"veil default ({' + '.join(DEFAULT_MASKERS)})", lambda ts: default.detect(_docs(ts)))
@@ -140,7 +140,7 @@ def _bench_neural(bench: Callable, dlp: Any, model: str | None) -> None:
     from veil.errors import VeilError
     from veil.mask.engine import MaskingEngine
     from veil.mask.entity_tagger import EntityTaggerMasker
-    from veil.mask.neural_tagger import PRECISIONS, NeuralTaggerMasker
+    from veil.mask.neural.tagger import PRECISIONS, NeuralTaggerMasker
 
     try:
         NeuralTaggerMasker(model=model)

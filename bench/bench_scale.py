@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from veil.engine.stages import FillStage, MaskStage  # noqa: E402
+from veil.run.stages import FillStage, MaskStage  # noqa: E402
 
 
 class MeasuredMaskStage(MaskStage):
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
     import ray
     import torch
 
-    from veil.engine.ray_engine import init_ray, input_files, run_stage
+    from veil.run.ray_executor import init_ray, input_files, run_stage
     from veil.io.formats import read_documents
     from veil.io.records import masked_to_record
     from veil.textutil import count_words

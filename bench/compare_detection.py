@@ -70,7 +70,7 @@ def select(golds: list[GoldDocument], which: str) -> list[GoldDocument]:
 
 
 def default_maskers() -> tuple[str, ...]:
-    from veil.pipeline import DEFAULT_MASKERS
+    from veil.run.corpus import DEFAULT_MASKERS
 
     return tuple(DEFAULT_MASKERS)
 

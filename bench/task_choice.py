@@ -18,11 +18,11 @@ from pathlib import Path
 
 import yaml
 
-from veil.experiment.cache import StageCache
+from veil.cache import StageCache
 from veil.experiment.runner import load_corpus
 from veil.experiment.spec import Variant, load_spec
-from veil.task.settings import TaskSettings
-from veil.task.stage import TaskStage
+from veil.downstream.task.settings import TaskSettings
+from veil.downstream.task.stage import TaskStage
 
 
 def main() -> None:

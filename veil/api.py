@@ -50,7 +50,7 @@ def _apply(items: Any, make_batch_fn: Any, batch_size: int, engine: "_Engine") -
     kind = _shape(items)
     numbered: Iterable[tuple[int, Any]] = [(0, items)] if kind == "one" else zip(count(), items)
     if engine.name == "ray":
-        from veil.engine.ray_engine import map_batches_ordered
+        from veil.run.ray_executor import map_batches_ordered
 
         results = map_batches_ordered(make_batch_fn, numbered, workers=engine.workers, address=engine.address,
                                       device=engine.device, batch_size=batch_size)
@@ -66,7 +66,7 @@ class _Engine:
     """Where the batches run: ``local`` (this process) or ``ray`` (actors on a Ray cluster, models loaded once each)."""
 
     def __init__(self, name: str, workers: int | None, address: str | None, device: str | None = None) -> None:
-        from veil.engine import ENGINES
+        from veil.run import ENGINES
 
         if name not in ENGINES:
             raise VeilError(f"unknown engine {name!r}; choose from {', '.join(ENGINES)}")
@@ -98,7 +98,7 @@ class _MaskBatch:
         return {**self.__dict__, "engine": None}
 
     def __call__(self, items: list[tuple[int, TextInput]]) -> list[MaskedDocument]:
-        from veil.pipeline import mask_batch
+        from veil.run.corpus import mask_batch
 
         docs = []
         for i, t in items:
@@ -121,7 +121,7 @@ class _FillBatch:
 
     def __call__(self, items: list[tuple[int, MaskedInput]]) -> list[Any]:
         from veil.markers import infer_style
-        from veil.pipeline import fill_batch
+        from veil.run.corpus import fill_batch
 
         engine = self.filler if not isinstance(self.filler, str) else \
             _filler(self.filler, self.seed, json.dumps(self.options, sort_keys=True, default=repr))
@@ -142,7 +142,7 @@ class _FillBatch:
 @lru_cache(maxsize=8)
 def _engine(maskers: tuple[str, ...], placeholder: str, options: str, exclude: tuple[str, ...],
             keep: tuple[str, ...]) -> Any:
-    from veil.pipeline import build_engine
+    from veil.run.corpus import build_engine
 
     return build_engine(maskers, placeholder, json.loads(options), exclude, keep)
 
@@ -153,7 +153,7 @@ def masking_engine(maskers: Sequence[Any] | None = None, placeholder: str = "num
     """The ``MaskingEngine`` for these settings: names are built once and reused, masker objects used as given."""
     from veil.markers import STYLES
     from veil.mask.engine import MaskingEngine
-    from veil.pipeline import DEFAULT_MASKERS
+    from veil.run.corpus import DEFAULT_MASKERS
 
     if placeholder not in STYLES:
         raise VeilError(f"unknown placeholder style {placeholder!r}; choose from {', '.join(STYLES)}")
@@ -193,7 +193,7 @@ def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "n
     runner.check("maskers", names is not None and not all(isinstance(n, str) for n in names), texts)
     built = masking_engine(maskers, placeholder, options, exclude, keep)  # settings checked here, before any work
     if _is_hf_dataset(texts):  # a datasets.Dataset: one batched map, masked records as columns
-        from veil.engine.hf import mask_dataset
+        from veil.run.hf_datasets import mask_dataset
 
         return mask_dataset(texts, built, batch_size=batch_size)
     if runner.name == "ray":
@@ -210,7 +210,7 @@ def _is_hf_dataset(obj: Any) -> bool:
 
 @lru_cache(maxsize=8)
 def _filler(name: str, seed: int, options: str) -> Any:
-    from veil.pipeline import build_filler
+    from veil.run.corpus import build_filler
 
     return build_filler(name, seed=seed, **json.loads(options))
 
@@ -241,7 +241,7 @@ def fill(masked: Any, filler: Any = "faker", *, seed: int = 0, details: bool = F
         raise TypeError(f"filler must be a registry name or a Filler, got {type(filler).__name__}")
     runner.check("filler", isinstance(filler, Filler), masked)
     if _is_hf_dataset(masked):  # a datasets.Dataset of masked records: filled records as columns
-        from veil.engine.hf import fill_dataset
+        from veil.run.hf_datasets import fill_dataset
 
         built = filler if isinstance(filler, Filler) else \
             _filler(filler, seed, json.dumps(options, sort_keys=True, default=repr))

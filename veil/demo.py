@@ -19,7 +19,7 @@ TECHNIQUES = ("allow_list", "vocab_threshold", "entity_tagger", "dlp")
 def mask_demo(out: Path, progress: bool = True) -> None:
     from veil.cli import main as veil
     from veil.io.formats import Fields
-    from veil.pipeline import mask_corpus
+    from veil.run.corpus import mask_corpus
 
     corpus = DEMO_DIR / "calls.jsonl"
     fields = Fields(person="person", group="conversation")
@@ -46,7 +46,7 @@ def audit_demo(experiment: Path, out: Path) -> None:
     spec = load_spec(experiment)
     gold = gold_from_documents(load_corpus(spec.train))
     maskings = {t: [t] for t in spec.techniques}
-    from veil.pipeline import DEFAULT_MASKERS
+    from veil.run.corpus import DEFAULT_MASKERS
 
     maskings[f"{' + '.join(DEFAULT_MASKERS)} (veil mask's default)"] = list(DEFAULT_MASKERS)
     rows = risk_by_masking(gold, maskings)

@@ -56,7 +56,7 @@ maskers.register("vocab_threshold", "veil.mask.vocab_threshold:VocabThresholdMas
 maskers.register("entity_tagger", "veil.mask.entity_tagger:EntityTaggerMasker")
 maskers.register("dlp", "veil.mask.dlp:DLPMasker")
 maskers.register("quasi", "veil.mask.quasi:QuasiIdentifierMasker")
-maskers.register("neural_tagger", "veil.mask.neural_tagger:NeuralTaggerMasker")
+maskers.register("neural_tagger", "veil.mask.neural.tagger:NeuralTaggerMasker")
 
 fillers.register("mlm", "veil.fill.mlm:MLMFiller")
 fillers.register("llm", "veil.fill.llm:LLMFiller")
@@ -68,7 +68,7 @@ readers.register("jsonl", "veil.io.formats:read_jsonl")
 readers.register("csv", "veil.io.formats:read_csv")
 readers.register("parquet", "veil.io.formats:read_parquet")
 readers.register("switchboard", "veil.io.formats:read_switchboard")
-downstream_lms.register("gpt2", "veil.train.lm:make_gpt2")
+downstream_lms.register("gpt2", "veil.downstream.lm:make_gpt2")
 
 for _fmt in ("jsonl", "txt", "csv", "parquet"):
     writers.register(_fmt, "veil.io.output:ResumableWriter")

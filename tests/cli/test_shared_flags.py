@@ -8,7 +8,7 @@ import pytest
 
 from veil.cli import COMMANDS, build_parser, main, parsers_of
 from veil.mask.base import Masker
-from veil.pipeline import DEFAULT_MASKERS
+from veil.run.corpus import DEFAULT_MASKERS
 from veil.registry import maskers
 from veil.types import Span
 
@@ -160,7 +160,7 @@ def test_third_party_info_lines_only_with_verbose(verbose, quiet, veil_info, thi
     root_level = logging.getLogger().level
     try:
         configure_logging(verbose, quiet)
-        assert logging.getLogger("veil.pipeline").isEnabledFor(logging.INFO) is veil_info
+        assert logging.getLogger("veil.run.corpus").isEnabledFor(logging.INFO) is veil_info
         assert logging.getLogger("some_library.module").isEnabledFor(logging.INFO) is third_party_info
     finally:
         logging.getLogger().setLevel(root_level)

@@ -128,7 +128,7 @@ def test_end_to_end_and_cache(tmp_path, capsys):
 
 
 def test_interrupted_stage_leaves_no_entry(tmp_path):
-    from veil.experiment.cache import StageCache
+    from veil.cache import StageCache
 
     cache = StageCache(tmp_path)
 
@@ -152,7 +152,7 @@ def test_folders_of_killed_runs_are_removed_but_not_those_of_live_ones(tmp_path)
     import subprocess
     import sys
 
-    from veil.experiment.cache import StageCache
+    from veil.cache import StageCache
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(dead.stdout)
@@ -195,7 +195,7 @@ def test_shipped_experiment_files_parse(name):
         raise
     assert {"oracle", "baseline0", "baseline1"} <= set(spec.methods)
     assert set(spec.techniques) == {"allow_list", "vocab_threshold", "entity_tagger"}
-    from veil.train.lm import LMSettings
+    from veil.downstream.lm import LMSettings
 
     LMSettings.from_dict(spec.lm)  # the LM settings are valid too
 
@@ -336,7 +336,7 @@ def test_several_lm_seeds_give_mean_and_spread(tmp_path):
     md = (tmp_path / "two" / "results.md").read_text()
     assert "±" in md and "mean over 2 LM fine-tuning seeds" in md
     with pytest.raises(VeilError, match="positive"):
-        from veil.train.lm import LMSettings
+        from veil.downstream.lm import LMSettings
 
         LMSettings.from_dict({"seeds": 0})
 

@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 from veil.cli import main  # noqa: E402
 from veil.errors import InputError, VeilError  # noqa: E402
 from veil.io.records import read_filled, read_masked, substitutions_path  # noqa: E402
-from veil.pipeline import fill_corpus  # noqa: E402
+from veil.run.corpus import fill_corpus  # noqa: E402
 from veil.fill.mlm import MLMFiller  # noqa: E402
 from veil.mask.placeholders import find_markers, render  # noqa: E402
 from veil.types import Document, Span  # noqa: E402
@@ -109,7 +109,7 @@ def _raise(exc):
             Failing.calls += 1
             if Failing.calls == 2:
                 raise exc
-            from veil.pipeline import fallback_fill
+            from veil.run.corpus import fallback_fill
             return [fallback_fill(d) for d in docs]
     return Failing()
 

@@ -41,13 +41,13 @@ def list_value(values: Sequence[str] | None, default: Sequence[str] | None = Non
 
 
 def add_maskers(p: Any, help: str = "maskers to combine (see `veil ls`)") -> None:
-    from veil.pipeline import DEFAULT_MASKERS
+    from veil.run.corpus import DEFAULT_MASKERS
 
     add_list(p, "--masker", DEFAULT_MASKERS, help=help)
 
 
 def maskers_of(args: argparse.Namespace) -> list[str]:
-    from veil.pipeline import DEFAULT_MASKERS
+    from veil.run.corpus import DEFAULT_MASKERS
 
     return list_value(getattr(args, "masker", None), DEFAULT_MASKERS)
 

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from veil.cli.common import maskers_of, parse_options
     from veil.mask.evaluate import evaluate, false_positive_words, missed_mentions
     from veil.mask.gold import read_gold
-    from veil.pipeline import build_engine
+    from veil.run.corpus import build_engine
     from veil.textforms import transform_documents
 
     maskers = maskers_of(args)

@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="override a setting of the file, dotted, value in YAML (e.g. lm.finetune_epochs=4, "
                         "pretrain.limit=10000)")
     r.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="ray: the mask and fill stages run on Ray actor pools (veil.engine.ray_engine); default local")
+                   help="ray: the mask and fill stages run on Ray actor pools (veil.run.ray_executor); default local")
     r.add_argument("--address", default=None, help="--engine ray: the cluster to join (default: start a local one)")
     r.add_argument("--workers", type=int, default=1, help="--engine ray: actors per stage (default 1)")
     g = sub.add_parser("gap", help="split the Baseline0 - Oracle gap of a finished run by word class (the words the "

@@ -13,7 +13,7 @@ log = logging.getLogger(__name__)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from veil.cli.common import add_fields
-    from veil.pipeline import DEFAULT_FILLER
+    from veil.run.corpus import DEFAULT_FILLER
     from veil.registry import fillers
 
     p.add_argument("input", help="masked corpus as veil mask writes it (JSONL, CSV, Parquet, txt; - = standard input)")
@@ -62,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overwrite", action="store_true", help="start again even if OUTPUT or an unfinished run exists")
     p.add_argument("--check-types", action="store_true",
                    help="report the share of person/place/organisation substitutes spaCy tags with the same type")
-    from veil.engine import add_engine_arguments
+    from veil.run import add_engine_arguments
 
     add_engine_arguments(p)
 
@@ -95,18 +95,18 @@ def build_filler(args: argparse.Namespace):
         for tech in AVOID_TECHNIQUES:  # techniques not named keep their default list
             avoid.setdefault(tech, _default_avoid(tech))
         kwargs["avoid"] = avoid
-    from veil.pipeline import build_filler
+    from veil.run.corpus import build_filler
 
     return build_filler(args.filler, **kwargs)
 
 
 def fill_ray(args: argparse.Namespace, settings: dict) -> dict:
-    """``--engine ray``: the same filler in Ray actors, one model per actor (see :mod:`veil.engine.ray_engine`)."""
+    """``--engine ray``: the same filler in Ray actors, one model per actor (see :mod:`veil.run.ray_executor`)."""
     from functools import partial
 
     from veil.cli.common import fields_of, progress_of
-    from veil.engine.ray_engine import input_files, run_stage
-    from veil.engine.stages import FillStage
+    from veil.run.ray_executor import input_files, run_stage
+    from veil.run.stages import FillStage
     from veil.io.formats import detect_format
     from veil.io.output import input_fingerprint
     from veil.io.records import read_masked, substitutions_path
@@ -125,9 +125,9 @@ def fill_ray(args: argparse.Namespace, settings: dict) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from veil.cli.common import fields_of, progress_of
-    from veil.engine import check_engine_arguments
+    from veil.run import check_engine_arguments
     from veil.io.records import substitutions_path
-    from veil.pipeline import fill_corpus
+    from veil.run.corpus import fill_corpus
 
     check_engine_arguments(args, {"--limit": args.limit is not None, "--check-types": args.check_types,
                                   "--output-format": bool(args.output_format)})

@@ -59,7 +59,7 @@ def _masked(path: str, limit: int | None) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.pipeline import fill_documents
+    from veil.run.corpus import fill_documents
     from veil.registry import create, fillers
 
     if args.rounds < 1 or args.batch_size < 1:

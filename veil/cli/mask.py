@@ -47,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="print the share of masked word tokens per technique (the paper's Table 2)")
     p.add_argument("--stats-json", default=None, metavar="FILE", help="also write the statistics as JSON")
     p.add_argument("--limit", type=int, default=None, help="only the first N documents")
-    from veil.engine import add_engine_arguments
+    from veil.run import add_engine_arguments
 
     add_engine_arguments(p)
 
@@ -77,7 +77,7 @@ def _masker_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 def _maskers(args: argparse.Namespace) -> list[Any]:
     from veil.cli.common import maskers_of
-    from veil.pipeline import build_engine
+    from veil.run.corpus import build_engine
 
     return build_engine(maskers_of(args), options=_masker_options(args)).maskers
 
@@ -98,15 +98,15 @@ def _progress(args: argparse.Namespace, desc: str):
 
 
 def mask_ray(args: argparse.Namespace) -> dict[str, Any]:
-    """``--engine ray``: the same masking engine in Ray actors (see :mod:`veil.engine.ray_engine`)."""
+    """``--engine ray``: the same masking engine in Ray actors (see :mod:`veil.run.ray_executor`)."""
     from functools import partial
 
     from veil.cli.common import maskers_of, progress_of
-    from veil.engine.ray_engine import input_files, run_stage
-    from veil.engine.stages import MaskStage
+    from veil.run.ray_executor import input_files, run_stage
+    from veil.run.stages import MaskStage
     from veil.io.formats import detect_format, read_documents
     from veil.io.output import input_fingerprint
-    from veil.pipeline import build_engine
+    from veil.run.corpus import build_engine
 
     files = input_files(args.inputs[0])
     fmt = detect_format(files[0], args.input_format)
@@ -129,8 +129,8 @@ def mask_ray(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def mask_file(args: argparse.Namespace) -> dict[str, Any]:
-    from veil.engine import check_engine_arguments
-    from veil.pipeline import mask_corpus
+    from veil.run import check_engine_arguments
+    from veil.run.corpus import mask_corpus
 
     check_engine_arguments(args, {"--limit": args.limit is not None, "--output-format": bool(args.output_format)})
     if args.engine == "ray":

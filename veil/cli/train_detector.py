@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from veil.train.detector import DetectorTrainConfig
+    from veil.mask.neural.train import DetectorTrainConfig
 
     p.add_argument("--data", required=True,
                    help="the shared data folder (conll2003/, wnut17/, tab/, presidio_synth/); held-out "
@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.train.detector import DetectorTrainConfig, train
+    from veil.mask.neural.train import DetectorTrainConfig, train
 
     data = Path(args.data)
     if not data.is_dir():

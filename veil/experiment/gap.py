@@ -69,8 +69,8 @@ def word_labels(texts: Sequence[str], masked_spans: Sequence[Sequence[tuple[int,
 def token_labels(vocab: Any, texts: Sequence[str], labels: Sequence[Sequence[Label]]) -> list[Label]:
     """The label of every token of the stream (aligned with ``stream_nll``): its word's, or :data:`OTHER`."""
     from veil.textutil import WORD_RE
-    from veil.train.lm import CausalLMTokens
-    from veil.train.tokenizer import BPEVocab
+    from veil.downstream.lm import CausalLMTokens
+    from veil.downstream.tokenizer import BPEVocab
 
     # the config-built GPT-2's byte-level BPE, or a pre-trained lm.model's own (fast) tokenizer: the offsets of
     # the very tokenisation their streams use
@@ -117,11 +117,11 @@ def word_vocabulary(n: int) -> set[str]:
 def gap_by_word(spec: Any, out: Path, technique: str, word_vocab: int | None = None) -> dict[str, Any]:
     """The per-class NLL of every model of ``technique`` (and Oracle / pretrained) listed in ``out/results.csv``;
     ``word_vocab``: also the gap without words outside wordfreq's top ``word_vocab`` (see the module)."""
-    from veil.experiment.cache import StageCache
+    from veil.cache import StageCache
     from veil.experiment.runner import load_corpus
     from veil.mask.engine import MaskingEngine
-    from veil.train import lm
-    from veil.train.lm import LMSettings, stream_nll
+    from veil.downstream import lm
+    from veil.downstream.lm import LMSettings, stream_nll
 
     if technique not in spec.techniques:
         raise VeilError(f"technique {technique!r} is not in {spec.source} ({', '.join(spec.techniques)})")

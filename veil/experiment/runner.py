@@ -1,13 +1,13 @@
 """Experiment stage: run the grid (mask -> fill -> adapt the downstream LM -> perplexity) with a stage cache.
 
-Stages and their cache keys (hash of inputs + settings; see :mod:`veil.experiment.cache`):
+Stages and their cache keys (hash of inputs + settings; see :mod:`veil.cache`):
 
 ``corpus`` text of train / test / pre-training corpora -> ``pretrain`` (vocabulary + LM) ->
 ``mask`` (train texts, technique, options, style) -> ``filler_ft`` (masked corpus, filler,
 fine-tuning settings) -> ``fill`` (masked corpus, method) -> ``lm_finetune`` (pre-trained LM,
 training texts, loss weight on [MASK] targets, LM settings) -> ``evaluate`` (fine-tuned LM, test
 texts). Adding a method computes only that method's stages; an interrupted run resumes (the fill
-stage even inside a corpus, through :func:`veil.pipeline.fill_corpus`).
+stage even inside a corpus, through :func:`veil.run.corpus.fill_corpus`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from veil.errors import VeilError
-from veil.experiment.cache import StageCache, stable_hash, texts_hash
+from veil.cache import StageCache, stable_hash, texts_hash
 from veil.experiment.spec import CorpusSpec, ExperimentSpec, Variant, load_spec
 from veil.textutil import count_words
 
@@ -152,10 +152,10 @@ def ranking_request(filler: Any, k_max: int) -> int:
 
 class MaskWithCounts:
     """The mask stage's batch function on the ray engine: (masked document, masked words, words) per document,
-    the counts the local path accumulates with :func:`veil.pipeline.mask_batch`."""
+    the counts the local path accumulates with :func:`veil.run.corpus.mask_batch`."""
 
     def __init__(self, settings: tuple[Any, ...]) -> None:
-        from veil.pipeline import build_engine
+        from veil.run.corpus import build_engine
 
         self.engine = build_engine(*settings)
 
@@ -171,10 +171,10 @@ class ExperimentRunner:
     def __init__(self, spec: ExperimentSpec, out: Path, progress: bool = True,
                  only_methods: list[str] | None = None, only_techniques: list[str] | None = None,
                  engine: str = "local", engine_options: dict[str, Any] | None = None) -> None:
-        from veil.train.lm import LMSettings
+        from veil.downstream.lm import LMSettings
 
         self.spec, self.out, self.progress = spec, Path(out), progress
-        # engine "ray": the mask and fill stages run on veil.engine.ray_engine (engine_options: workers, address)
+        # engine "ray": the mask and fill stages run on veil.run.ray_executor (engine_options: workers, address)
         self.engine, self.engine_options = engine, dict(engine_options or {})
         self.cache = StageCache(spec.cache or self.out / "cache")
         self.lm = LMSettings.from_dict({"seed": spec.seed, **spec.lm})
@@ -197,7 +197,7 @@ class ExperimentRunner:
         return docs, h
 
     def pretrain(self, texts: list[str], h: str) -> tuple[Path, dict[str, Any]]:
-        from veil.train import lm
+        from veil.downstream import lm
 
         s = self.lm
         if s.model:  # a pre-trained model: nothing to pre-train; the stage names the model to load
@@ -214,7 +214,7 @@ class ExperimentRunner:
             settings.update(self._tokenization())
 
         def work(tmp: Path) -> dict[str, Any]:
-            from veil.train.tokenizer import build_vocab
+            from veil.downstream.tokenizer import build_vocab
 
             vocab = build_vocab(s.tokenizer, texts, s.vocab_size)
             model = lm.make_model(s, vocab)
@@ -237,7 +237,7 @@ class ExperimentRunner:
             from tqdm import tqdm
 
             from veil.io.records import write_masked
-            from veil.pipeline import build_engine, mask_batch
+            from veil.run.corpus import build_engine, mask_batch
 
             settings = ([tech], self.spec.style, {tech: options} if options else None, (), tuple(self.spec.keep))
             engine = build_engine(*settings)  # bad names / options fail here, on either engine
@@ -247,7 +247,7 @@ class ExperimentRunner:
                 if self.engine == "ray":  # the same batches on Ray actors (each builds the masker once)
                     from functools import partial
 
-                    from veil.engine.ray_engine import map_batches_ordered
+                    from veil.run.ray_executor import map_batches_ordered
 
                     opts = {k: v for k, v in self.engine_options.items() if k in ("workers", "address", "device")}
                     results = map_batches_ordered(partial(MaskWithCounts, settings), docs, batch_size=512, **opts)
@@ -311,7 +311,7 @@ class ExperimentRunner:
         key = stable_hash(settings)
 
         def work(tmp: Path) -> dict[str, Any]:
-            from veil.pipeline import fill_corpus
+            from veil.run.corpus import fill_corpus
 
             filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
             memo_key = json.dumps([v.filler, model, v.options, mask_key] + ([version] if version != 1 else []),
@@ -345,14 +345,14 @@ class ExperimentRunner:
         return d, meta
 
     def _fill_on_ray(self, v: Variant, model: Any, masked: Path, output: Path, key: str) -> dict[str, Any]:
-        """The fill stage on :mod:`veil.engine.ray_engine`: each actor builds the variant's filler (rankings
+        """The fill stage on :mod:`veil.run.ray_executor`: each actor builds the variant's filler (rankings
         are not shared between variants there); same output files as ``fill_corpus``, same records."""
         from functools import partial
 
-        from veil.engine.ray_engine import run_stage
-        from veil.engine.stages import FillStage
+        from veil.run.ray_executor import run_stage
+        from veil.run.stages import FillStage
         from veil.io.records import read_masked, substitutions_path
-        from veil.pipeline import build_filler
+        from veil.run.corpus import build_filler
 
         make = partial(build_filler, v.filler, model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed,
                        **v.options)
@@ -399,7 +399,7 @@ class ExperimentRunner:
                     label: str, seed: int | None = None) -> tuple[Path, dict[str, Any]]:
         import dataclasses
 
-        from veil.train import lm
+        from veil.downstream import lm
 
         s = self.lm if seed is None else dataclasses.replace(self.lm, seed=seed)
         settings = {"pretrain": pre_key, "texts": texts_hash(texts), "mask_loss_weight": mask_loss_weight,
@@ -426,7 +426,7 @@ class ExperimentRunner:
         return self.cache.run("lm_finetune", key, settings, work)
 
     def _take_trained(self, key: str) -> tuple[Any, Any] | None:
-        """The LM the ``lm_finetune`` stage ``key`` has just trained in this process, as :func:`veil.train.lm.load`
+        """The LM the ``lm_finetune`` stage ``key`` has just trained in this process, as :func:`veil.downstream.lm.load`
         would give it back from its folder (adapters merged into the weights), or None."""
         trained, self._trained = self._trained, None
         if trained is None or trained[0] != key:
@@ -438,8 +438,8 @@ class ExperimentRunner:
                  asr: tuple[str, bool] | None = None) -> dict[str, Any]:
         """The LM's perplexity on ``test``. ``asr=(lm_dir, oracle)``: when the experiment has an ``asr:`` section and
         the model is in memory for the perplexity, it also scores the n-best lists, so the WER stage does not load
-        it again (see :meth:`veil.asr.stage.ASREvaluation.prime`; nothing when the perplexity came from the cache)."""
-        from veil.train import lm
+        it again (see :meth:`veil.downstream.asr.stage.ASREvaluation.prime`; nothing when the perplexity came from the cache)."""
+        from veil.downstream import lm
 
         settings = {"lm": ft_key, "test": test_key, "context": self.lm.context, **self._tokenization(test),
                     **({"precision": self.lm.precision} if self.lm.precision != "fp32" else {})}
@@ -464,12 +464,12 @@ class ExperimentRunner:
         ``lm.model``'s stream changed with ``lm.STREAM_VERSION`` 2 only for ``texts`` ending in whitespace
         (PTB's lines), so only their stages carry it."""
         if self.lm.model:
-            from veil.train.lm import STREAM_VERSION
+            from veil.downstream.lm import STREAM_VERSION
 
             return {"stream": STREAM_VERSION} if any(t != t.rstrip() for t in texts) else {}
         if self.lm.tokenizer != "bpe":
             return {}
-        from veil.train.tokenizer import BPEVocab
+        from veil.downstream.tokenizer import BPEVocab
 
         return {"tokenization": BPEVocab.TOKENIZATION}
 
@@ -496,7 +496,7 @@ class ExperimentRunner:
 
         task = self._task(train_docs, test_docs)
         if spec.asr is not None:
-            from veil.asr.stage import ASREvaluation
+            from veil.downstream.asr.stage import ASREvaluation
 
             self._asr_ev = ASREvaluation(spec.asr, self.cache, spec.source.resolve().parent, spec.seed, self.lm,
                                          self.progress)
@@ -572,7 +572,7 @@ class ExperimentRunner:
 
     def _asr(self, rows: list[dict[str, Any]], test: list[str], pre_dir: Path, pre_key: str,
              train_texts: list[str]) -> dict[str, Any]:
-        """WER of every row's LM (see :mod:`veil.asr.stage`); returns the recogniser-alone row ``no_lm``."""
+        """WER of every row's LM (see :mod:`veil.downstream.asr.stage`); returns the recogniser-alone row ``no_lm``."""
         oracle_weight = next((v.mask_loss_weight for v in self.spec.variants if v.data == "original"), 1.0)
 
         def oracle_lm() -> str:  # lambda and beta are tuned with the Oracle LM even when --method leaves it out
@@ -581,10 +581,10 @@ class ExperimentRunner:
         return self._asr_ev.add_wer(rows, test, self.cache.root, oracle_lm)
 
     def _task(self, train_docs: list[Any], test_docs: list[Any]) -> Any:
-        """The task evaluation of the experiment file's ``task:`` (:mod:`veil.task.stage`), None without one."""
+        """The task evaluation of the experiment file's ``task:`` (:mod:`veil.downstream.task.stage`), None without one."""
         if self.spec.task is None:
             return None
-        from veil.task.stage import TaskStage
+        from veil.downstream.task.stage import TaskStage
 
         return TaskStage(self.spec.task, self.cache, train_docs, test_docs, self.spec.seed, self.progress)
 

@@ -80,8 +80,8 @@ class ExperimentSpec:
     # report would then hold the corpus's private text (the demo's corpus is synthetic)
     report_examples: int = 0
     keep: list[str] = field(default_factory=list)  # corpus mark-up never masked (PTB's <unk>)
-    asr: Any = None  # veil.asr.settings.ASRSettings: the LM-fused ASR evaluation (WER), when the file has asr:
-    task: Any = None  # veil.task.settings.TaskSettings: a task evaluation beside perplexity (None: none)
+    asr: Any = None  # veil.downstream.asr.settings.ASRSettings: the LM-fused ASR evaluation (WER), when the file has asr:
+    task: Any = None  # veil.downstream.task.settings.TaskSettings: a task evaluation beside perplexity (None: none)
 
     @property
     def methods(self) -> list[str]:
@@ -239,7 +239,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         raise VeilError(f"{path}: style must be mask, typed or numbered")
     asr = None
     if raw.get("asr") not in (None, False):  # asr: false (or null) runs no ASR evaluation
-        from veil.asr.settings import ASRSettings
+        from veil.downstream.asr.settings import ASRSettings
 
         if not isinstance(raw["asr"], dict):
             raise VeilError(f"{path}: asr must be a mapping (speech, voices, rates, sentences, dev, ...)")
@@ -258,6 +258,6 @@ def _task(raw: dict[str, Any]) -> Any:
     """``task:`` (a mapping, or empty for the defaults; ``false`` for none) as TaskSettings."""
     if "task" not in raw or raw["task"] is False:
         return None
-    from veil.task.settings import TaskSettings
+    from veil.downstream.task.settings import TaskSettings
 
     return TaskSettings.from_dict(raw["task"])

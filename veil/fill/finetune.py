@@ -59,7 +59,7 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
     import torch
     from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
 
-    from veil.train.loop import optimise
+    from veil.training import optimise
 
     texts = [t for t in texts if t.strip()]
     if not texts:
@@ -154,7 +154,7 @@ def finetune_rounds(docs: Sequence[MaskedDocument], output_dir: str | Path, *, m
     """
     import torch
 
-    from veil.pipeline import fill_documents
+    from veil.run.corpus import fill_documents
     from veil.fill.mlm import MLMFiller, load_mlm
 
     if data not in DATA_SOURCES:

@@ -53,7 +53,7 @@ def train_lora(base: Any, examples: Sequence[tuple[list[int], list[int]]], *, pa
     from peft import LoraConfig, get_peft_model
     from transformers import get_linear_schedule_with_warmup
 
-    from veil.train.loop import optimise
+    from veil.training import optimise
 
     torch.manual_seed(seed)
     cfg = LoraConfig(r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout,

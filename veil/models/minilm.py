@@ -210,7 +210,7 @@ def mlm_warmup(model: Any, tok: Any, lines: list[str], cfg: WarmupConfig) -> lis
     import torch
     from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
 
-    from veil.train.loop import optimise
+    from veil.training import optimise
 
     rng = random.Random(cfg.seed)
     torch.manual_seed(cfg.seed)

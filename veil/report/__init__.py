@@ -25,7 +25,7 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
     md = to_markdown(rows, methods, techniques, title)
     times = wall_times_markdown(rows)
     wer = wer_markdown(rows, methods, techniques)
-    from veil.task.stage import task_markdown
+    from veil.downstream.task.stage import task_markdown
 
     task_md = task_markdown(rows, methods, techniques, getattr(spec, "task", None))
     atomic_write(out / "results.md", md + (f"\n{task_md}" if task_md else "")

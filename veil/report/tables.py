@@ -12,9 +12,9 @@ from typing import Any, Sequence
 COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered", "perplexity_std", "gap_recovered_std",
            "seeds", "perplexity_seeds", "train_docs", "train_words", "test_words", "pretrain_s", "mask_s",
            "filler_ft_s", "fill_s", "lm_finetune_s", "evaluate_s", "computed", "lm_dir",
-           # the task evaluation (veil.task.stage.COLUMNS; empty without a task: section)
+           # the task evaluation (veil.downstream.task.stage.COLUMNS; empty without a task: section)
            "da_macro_f1", "da_accuracy", "da_macro_f1_std", "da_accuracy_std", "da_seeds", "task_s",
-           # the LM-fused ASR evaluation (veil.asr): WER in percent; the no_lm row also has the n-best oracle
+           # the LM-fused ASR evaluation (veil.downstream.asr): WER in percent; the no_lm row also has the n-best oracle
            "wer", "nbest_oracle_wer", "asr_lambda", "asr_beta", "asr_test_utterances", "asr_s"]
 
 

@@ -59,7 +59,7 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
     from torch.utils.data import DataLoader
     from transformers import get_linear_schedule_with_warmup
 
-    from veil.train.loop import optimise
+    from veil.training import optimise
 
     from veil.models.minilm import masked_positions_loss
 

@@ -1,0 +1,130 @@
+"""The neural entity tagger: decoding word-piece labels into spans, and a tiny trained model behind the masker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from veil.errors import VeilError
+from veil.mask.neural.tagger import NeuralTaggerMasker, decode, widen
+
+
+@pytest.mark.parametrize("labels, offsets, expected", [
+    (["B-PER", "I-PER", "O"], [(0, 4), (5, 10), (11, 17)], [(0, 10, "PER")]),
+    # a B- piece starts a new mention even right after one of the same type
+    (["B-ID", "B-ID"], [(0, 1), (2, 3)], [(0, 1, "ID"), (2, 3, "ID")]),
+    # an I- piece after another type starts its own mention
+    (["B-PER", "I-LOC", "I-LOC"], [(0, 3), (4, 7), (8, 9)], [(0, 3, "PER"), (4, 9, "LOC")]),
+    (["O", "O"], [(0, 1), (2, 3)], []),
+    # pieces without characters (special tokens) are skipped
+    (["B-PER", "I-PER"], [(0, 0), (0, 4)], [(0, 4, "PER")]),
+])
+def test_decode(labels, offsets, expected):
+    assert [(s, e, t) for s, e, t, _ in decode(labels, offsets)] == expected
+
+
+@pytest.mark.parametrize("text, start, end, expected", [
+    ("gonzalez here", 3, 6, "gonzalez"),
+    ("o'brien said", 0, 1, "o'brien"),
+    ("john smith", 0, 10, "john smith"),
+    ("call bob.", 5, 8, "bob"),
+    ("zip 94110, card", 4, 10, "94110"),  # sentence punctuation at either end is left out
+    ("say “anna” now", 4, 10, "anna"),
+    ("1111, expiring", 0, 5, "1111"),
+])
+def test_widen_to_whole_words(text, start, end, expected):
+    s, e = widen(text, start, end)
+    assert text[s:e] == expected
+
+
+@pytest.fixture(scope="module")
+def tiny_detector(tmp_path_factory) -> Path:
+    from veil.mask.neural.train import DetectorTrainConfig, build_model, train
+    from veil.mask.neural.data import TYPES, Example
+
+    out = tmp_path_factory.mktemp("det") / "tiny"
+    names = ("john", "mary", "peter", "anna", "lucas", "emma")
+    examples = [Example(f"my name is {n} thanks", ((11, 11 + len(n), "PER"),), frozenset(TYPES), "toy")
+                for n in names] * 6
+    config = DetectorTrainConfig(layers=2, steps=40, batch_size=6, lr=3e-3, warmup=3, dialogues=0, max_length=32,
+                                 threads=1, log_every=60)
+    tiny = {"vocab_size": 30522, "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 2,
+            "max_position_embeddings": 130}
+    train(config, out, None, model=build_model(2, config_overrides=tiny), extra=examples)
+    return out
+
+
+@pytest.mark.parametrize("precision", ["int8", "fp32"])
+def test_masker_finds_what_the_tiny_model_learned(tiny_detector, precision):
+    masker = NeuralTaggerMasker(model=str(tiny_detector), precision=precision, batch_size=2)
+    texts = ["my name is mary thanks", "", "my name is mary thanks", "My name is John thanks"]
+    out = masker.detect_batch(texts)
+    assert [texts[0][s.start:s.end] for s in out[0]] == ["mary"]
+    assert out[0] == out[2] and out[1] == []
+    assert [texts[3][s.start:s.end] for s in out[3]] == ["John"]  # uncased: capitals change nothing
+    assert {s.label for s in out[0]} == {"PERSON_NAME"} and out[0][0].source == "neural_tagger"
+
+
+@pytest.mark.parametrize("precision", ["int8", "fp32"])
+def test_spans_do_not_depend_on_the_batch(tiny_detector, precision):
+    """A document's spans must not depend on which other documents share its batch (int8 too: its
+    activation scales are calibrated once, not measured per batch)."""
+    import inspect
+
+    texts = [f"my name is {n} thanks and " + "so on " * k for k, n in enumerate(["mary", "john", "emma"] * 3)]
+    one = [NeuralTaggerMasker(model=str(tiny_detector), precision=precision, batch_size=1).detect(t) for t in texts]
+    assert NeuralTaggerMasker(model=str(tiny_detector), precision=precision, batch_size=64).detect_batch(texts) == one
+    assert inspect.signature(NeuralTaggerMasker).parameters["precision"].default == "int8"
+
+
+def test_masker_cuts_long_texts_into_windows(tiny_detector):
+    """A model that calls every piece B-PER: every word of a text ten windows long comes back, in place."""
+    import numpy as np
+
+    from veil.mask.neural.train import LABELS
+
+    def every_piece_a_person(ids, mask):
+        logits = np.zeros((*ids.shape, len(LABELS)), dtype=np.float32)
+        logits[..., LABELS.index("B-PER")] = 1.0
+        return logits
+
+    masker = NeuralTaggerMasker(model=str(tiny_detector), precision="fp32", threads=1, max_length=8, batch_size=3)
+    masker.logits = every_piece_a_person
+    text = " ".join(["my name is anna thanks"] * 10)
+    assert [text[s.start:s.end] for s in masker.detect(text)] == text.split()
+
+
+def test_masker_options_are_checked(tiny_detector):
+    with pytest.raises(VeilError, match="precision"):
+        NeuralTaggerMasker(model=str(tiny_detector), precision="int4")
+    with pytest.raises(VeilError, match="unknown type"):
+        NeuralTaggerMasker(model=str(tiny_detector), types="PER,NAME")
+    only_loc = NeuralTaggerMasker(model=str(tiny_detector), types="LOC", threads=1)
+    assert only_loc.detect("my name is mary thanks") == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text, expected", [
+    ("hi this is john smith calling about my account", ["john smith"]),
+    ("Hi, this is John Smith calling about my account.", ["John Smith"]),
+    ("yeah i spoke to maria gonzalez at acme corporation in chicago last week",
+     ["maria gonzalez", "acme corporation", "chicago"]),
+])
+def test_shipped_detector_finds_names_in_any_case(text, expected):
+    """The weights in veil/data/detector: names, organisations and places with or without capitals."""
+    spans = NeuralTaggerMasker().detect(text)
+    surfaces = [text[s.start:s.end] for s in spans]
+    for e in expected:
+        assert any(e in s or s in e and len(s) > 3 for s in surfaces), (e, surfaces)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("precision", ["int8", "fp32"])
+def test_shipped_detector_spans_do_not_depend_on_the_batch(precision):
+    """The shipped int8 copy has static activation scales: batch 1 and batch 64 give the same spans."""
+    texts = ["hi this is john smith calling about my account", "My card is 4111 1111 1111 1111.",
+             "yeah i spoke to maria gonzalez at acme corporation in chicago last week", "uh-huh",
+             "my zip is nine four one one oh and my email is j smith at gmail dot com"] * 3
+    alone = [NeuralTaggerMasker(precision=precision, batch_size=1).detect(t) for t in texts]
+    assert NeuralTaggerMasker(precision=precision, batch_size=64).detect_batch(texts) == alone

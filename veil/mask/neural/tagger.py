@@ -1,0 +1,195 @@
+"""Detect and mask stage: the neural entity tagger, a case-robust token classifier (uncased MiniLM, fine-tuned).
+
+Trained by ``veil train-detector`` (:mod:`veil.mask.neural.train`) on CoNLL-2003, WNUT-17, TAB and
+Presidio synthetic training parts, each in its written and speech-recognition form, plus generated
+call-centre dialogues. Its tokenizer lower-cases, so it reads "john smith" as it reads "John Smith";
+the spaCy tagger needs the capitals.
+
+Inference runs on onnxruntime (``detector.onnx``, written beside the torch weights by
+``veil train-detector``), so masking imports neither torch nor transformers: identical texts are
+tagged once; each text is cut into windows of ``max_length`` word pieces; windows are sorted by
+length and run in batches (less padding), fp32. A document's spans do not depend on which texts
+share its batch (tested); dynamic int8 quantisation broke that (it scales activations per batch:
+on 400 PTB sentences it changed the spans of 155 when the batch went from 8 to 64), so it is
+gone. A span is a run of word pieces tagged with one type (a ``B-`` piece starts a new one),
+widened to whole words.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+from veil.errors import VeilError
+from veil.mask.base import Masker
+from veil.types import Span
+
+PRECISIONS = ("int8", "fp32")
+_WORD_CHAR = re.compile(r"[\w'’]")
+#: sentence punctuation a span neither starts nor ends with ("94110," masks the number, not the comma)
+_EDGE_PUNCT = " \t\n,;:!?\"“”"
+
+
+@lru_cache(maxsize=4)
+def load_detector(path: str | None, precision: str, threads: int) -> tuple[Any, Any, Any, dict]:
+    """(onnxruntime session, word-embedding matrix, tokenizer, meta), loaded once per process and setting."""
+    import json
+
+    import onnxruntime as ort
+
+    from veil.mask.neural.train import (META_FILE, ONNX_FILE, ONNX_INT8_FILE, PACKAGED_DIR, load_tokenizer,
+                                     word_embeddings)
+
+    folder = Path(path) if path else PACKAGED_DIR
+    network = folder / (ONNX_INT8_FILE if precision == "int8" else ONNX_FILE)
+    if not (folder / META_FILE).is_file() or not network.is_file():
+        raise VeilError(f"no trained detector in {folder} (need {META_FILE} and {network.name}); "
+                        f"train one with `veil train-detector --out {folder}`")
+    meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # no busy-waiting between batches: the other maskers run on the same cores right after
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = ort.InferenceSession(str(network), options, providers=["CPUExecutionProvider"])
+    return session, word_embeddings(meta, folder), load_tokenizer(), meta
+
+
+def decode(labels: Sequence[str], offsets: Sequence[tuple[int, int]], probs: Sequence[float] | None = None
+           ) -> list[tuple[int, int, str, float]]:
+    """``(start, end, type, mean probability)`` runs of word pieces with one entity type."""
+    out: list[tuple[int, int, str, float]] = []
+    cur: list | None = None  # [start, end, type, prob sum, pieces]
+    for i, (lab, (s, e)) in enumerate(zip(labels, offsets)):
+        if e <= s:
+            continue
+        p = probs[i] if probs is not None else 1.0
+        if lab == "O":
+            if cur:
+                out.append((cur[0], cur[1], cur[2], cur[3] / cur[4]))
+                cur = None
+            continue
+        prefix, kind = lab[:1], lab[2:]
+        if cur is not None and kind == cur[2] and prefix == "I":
+            cur[1], cur[3], cur[4] = e, cur[3] + p, cur[4] + 1
+            continue
+        if cur:
+            out.append((cur[0], cur[1], cur[2], cur[3] / cur[4]))
+        cur = [s, e, kind, p, 1]
+    if cur:
+        out.append((cur[0], cur[1], cur[2], cur[3] / cur[4]))
+    return out
+
+
+def widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """Grow a span to whole words (a tagged word piece masks its word), without sentence punctuation at its ends."""
+    while start > 0 and _WORD_CHAR.match(text[start - 1]) and _WORD_CHAR.match(text[start]):
+        start -= 1
+    while end < len(text) and _WORD_CHAR.match(text[end]) and _WORD_CHAR.match(text[end - 1]):
+        end += 1
+    while start < end and text[start] in _EDGE_PUNCT:
+        start += 1
+    while end > start and (text[end - 1] in _EDGE_PUNCT or text[end - 1] == "." and end == len(text)):
+        end -= 1
+    return start, end
+
+
+class NeuralTaggerMasker(Masker):
+    """``NeuralTaggerMasker(model=None, precision="int8", batch_size=64, threads=1, types=None, o_threshold=0.5)``.
+
+    ``model`` is a folder written by ``veil train-detector`` (default: the detector shipped with
+    veil); ``types`` keeps only some of its types (e.g. ``"PER,ORG,LOC"``); a word piece counts as
+    part of an entity when the model gives "not an entity" less than ``o_threshold`` (higher:
+    more recall, more masking).
+    """
+
+    name = "neural_tagger"
+    releases_gil = True  # tokenizers and onnxruntime run outside the GIL: the engine overlaps it with dlp
+
+    def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 64,
+                 threads: int = 1, max_length: int = 128, types: Sequence[str] | str | None = None,
+                 o_threshold: float = 0.5) -> None:
+        if precision not in PRECISIONS:
+            raise VeilError(f"neural_tagger: precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+        if batch_size < 1 or threads < 1 or not 8 <= max_length <= 512:
+            raise VeilError("neural_tagger: batch_size and threads must be at least 1, max_length 8 to 512")
+        if not 0.0 < o_threshold <= 1.0:
+            raise VeilError("neural_tagger: o_threshold must be in (0, 1]")
+        self.session, self.embeddings, self.tokenizer, meta = load_detector(model, precision, threads)
+        from veil.mask.neural.data import TYPE_TO_LABEL
+
+        labels = meta["labels"]
+        known = sorted({lab[2:] for lab in labels if lab != "O"})
+        if isinstance(types, str):
+            types = [t.strip() for t in types.split(",") if t.strip()]
+        self.types = frozenset(types) if types else frozenset(known)
+        unknown = self.types - set(known)
+        if unknown:
+            raise VeilError(f"neural_tagger: unknown type(s) {', '.join(sorted(unknown))}; choose from {', '.join(known)}")
+        self.type_to_label = TYPE_TO_LABEL
+        self.id2label = list(labels)
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.o_threshold = o_threshold
+
+    def logits(self, ids: Any, mask: Any) -> Any:
+        """(batch, pieces, labels) scores of a padded batch of piece ids."""
+        return self.session.run(None, {"inputs_embeds": self.embeddings[ids], "attention_mask": mask})[0]
+
+    def detect(self, text: str) -> list[Span]:
+        return self.detect_batch([text])[0]
+
+    def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
+        import numpy as np
+
+        unique: dict[str, int] = {}
+        for t in texts:
+            if t.strip() and t not in unique:
+                unique[t] = len(unique)
+        utexts = list(unique)
+        found: list[list[Span]] = [[] for _ in utexts]
+        if not utexts:
+            return [[] for _ in texts]
+        tok = self.tokenizer
+        body = self.max_length - 2
+        windows = []  # (text index, piece ids, offsets)
+        for u, (ids, offs) in enumerate(tok.pieces(utexts)):
+            for i in range(0, max(1, len(ids)), body):
+                windows.append((u, ids[i:i + body], offs[i:i + body]))
+        order = sorted(range(len(windows)), key=lambda k: len(windows[k][1]))
+        labels: list[list[str]] = [[] for _ in windows]
+        probs: list[list[float]] = [[] for _ in windows]
+        for b in range(0, len(order), self.batch_size):
+            chunk = order[b:b + self.batch_size]
+            n = max(len(windows[k][1]) for k in chunk) + 2
+            ids = np.full((len(chunk), n), tok.pad_token_id, dtype=np.int64)
+            mask = np.zeros((len(chunk), n), dtype=np.int64)
+            for r, k in enumerate(chunk):
+                piece_ids = windows[k][1]
+                ids[r, 0], ids[r, 1:len(piece_ids) + 1], ids[r, len(piece_ids) + 1] = \
+                    tok.cls_token_id, piece_ids, tok.sep_token_id
+                mask[r, :len(piece_ids) + 2] = 1
+            scores = self.logits(ids, mask).astype(np.float32)
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores /= scores.sum(-1, keepdims=True)
+            # a piece is an entity when O is less likely than ``o_threshold``, even where no
+            # single entity label beats O (B-PER 0.3 + I-PER 0.3 against O 0.4)
+            best = scores[..., 1:].argmax(-1)
+            p = np.take_along_axis(scores[..., 1:], best[..., None], -1)[..., 0]
+            best = np.where(scores[..., 0] < self.o_threshold, best + 1, 0)
+            for r, k in enumerate(chunk):
+                m = len(windows[k][1])
+                labels[k] = [self.id2label[j] for j in best[r, 1:m + 1].tolist()]
+                probs[k] = p[r, 1:m + 1].tolist()
+        for k, (u, _, offs) in enumerate(windows):
+            text = utexts[u]
+            for s, e, kind, score in decode(labels[k], offs, probs[k]):
+                if kind not in self.types:
+                    continue
+                s, e = widen(text, s, e)
+                if s == e:
+                    continue
+                found[u].append(Span(s, e, self.type_to_label.get(kind, kind), self.name, round(score, 4)))
+        return [list(found[unique[t]]) if t in unique else [] for t in texts]

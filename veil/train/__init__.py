@@ -1,1 +1,0 @@
-"""Train / evaluate stage: adapt a downstream LM on each corpus variant and measure perplexity."""
