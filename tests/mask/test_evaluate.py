@@ -197,7 +197,7 @@ def test_false_positive_words_and_label_map():
     assert false_positive_words(golds, detected) == {"uh": 1, "she": 1}
     # every label a default masker writes has a gold type (or the type accuracy would count it wrong)
     from veil.mask.detectors import DETECTORS
-    from veil.train.detector_data import TYPE_TO_LABEL
+    from veil.mask.neural.data import TYPE_TO_LABEL
 
     assert set(TYPE_TO_LABEL.values()) - {"URL"} <= set(LABEL_TO_GOLD_TYPE)
     for det in DETECTORS.values():
