@@ -7,6 +7,8 @@ from veil.mask.detectors.contact import EmailDetector, IpAddressDetector, PhoneD
 from veil.mask.detectors.numbers import (AgeDetector, CaseCodeDetector, CreditCardDetector, DateDetector, DurationDetector,
                                          MoneyDetector, NumberDetector, QuantityDetector,
                                          StreetAddressDetector, UsSsnDetector)
+from veil.mask.detectors.personal import (HealthDetector, LifeEventDateDetector, NationalityDetector, OccupationDetector,
+                                          SpokenAgeDetector)
 from veil.mask.detectors.spoken import SpelledNameDetector, SpokenAddressDetector, SpokenEmailDetector
 from veil.mask.detectors.words import (DictionaryDetector, NonLatinNameDetector, SpelledWordDetector,
                                        TitledNameDetector, UsernameDetector)
@@ -34,8 +36,16 @@ DETECTORS: dict[str, type[Detector]] = {
     "spoken_address": SpokenAddressDetector,
     "titled_name": TitledNameDetector,
     "non_latin_name": NonLatinNameDetector,
+    "spoken_age": SpokenAgeDetector,
+    "life_event_date": LifeEventDateDetector,
+    "occupation": OccupationDetector,
+    "health": HealthDetector,
+    "nationality": NationalityDetector,
 }
-DEFAULT_DETECTORS = tuple(DETECTORS)
+#: every detector but durations and counted or measured quantities: in conversation "two years", "ten minutes",
+#: "two dogs" and "forty miles" are not personal (the neural tagger still finds the ones legal text ties to a
+#: person, "sentenced to 14 years", "79 packages"); ``--set dlp.detectors=...,duration,quantity`` adds them back
+DEFAULT_DETECTORS = tuple(d for d in DETECTORS if d not in ("duration", "quantity"))
 
 __all__ = ["DETECTORS", "DEFAULT_DETECTORS", "Detector", "PatternDetector", "DictionaryDetector",
            *[cls.__name__ for cls in DETECTORS.values()]]

@@ -13,6 +13,14 @@ share its batch (tested); dynamic int8 quantisation broke that (it scales activa
 on 400 PTB sentences it changed the spans of 155 when the batch went from 8 to 64), so it is
 gone. A span is a run of word pieces tagged with one type (a ``B-`` piece starts a new one),
 widened to whole words.
+
+A piece is part of an entity when the model's probability of "not an entity" is below its type's
+threshold: per type, calibrated by ``veil train-detector`` on hand-annotated Switchboard conversations
+it never trains on (``detector.json`` ``thresholds``; ``o_threshold`` sets one for all). Spans then
+hold the value and nothing else (:func:`tidy`): no greeting, filler, context word ("card", "zip",
+"number") or sentence punctuation at their ends, no honorific ("Dr. [PERSON]"), a first and a last
+name one span; an e-mail needs "@" or "at" and "dot", a phone or id number three digits, an address
+a number or a street word.
 """
 
 from __future__ import annotations
@@ -97,12 +105,12 @@ def widen(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 class NeuralTaggerMasker(Masker):
-    """``NeuralTaggerMasker(model=None, precision="int8", batch_size=64, threads=1, types=None, o_threshold=0.5)``.
+    """``NeuralTaggerMasker(model=None, precision="int8", batch_size=64, threads=1, types=None, o_threshold=None)``.
 
     ``model`` is a folder written by ``veil train-detector`` (default: the detector shipped with
     veil); ``types`` keeps only some of its types (e.g. ``"PER,ORG,LOC"``); a word piece counts as
-    part of an entity when the model gives "not an entity" less than ``o_threshold`` (higher:
-    more recall, more masking).
+    part of an entity when the model gives "not an entity" less than its type's calibrated threshold,
+    or less than ``o_threshold`` for every type when that is given (higher: more recall, more masking).
     """
 
     name = "neural_tagger"
@@ -110,12 +118,12 @@ class NeuralTaggerMasker(Masker):
 
     def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 64,
                  threads: int = 1, max_length: int = 128, types: Sequence[str] | str | None = None,
-                 o_threshold: float = 0.5) -> None:
+                 o_threshold: float | None = None) -> None:
         if precision not in PRECISIONS:
             raise VeilError(f"neural_tagger: precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
         if batch_size < 1 or threads < 1 or not 8 <= max_length <= 512:
             raise VeilError("neural_tagger: batch_size and threads must be at least 1, max_length 8 to 512")
-        if not 0.0 < o_threshold <= 1.0:
+        if o_threshold is not None and not 0.0 < float(o_threshold) <= 1.0:
             raise VeilError("neural_tagger: o_threshold must be in (0, 1]")
         self.session, self.embeddings, self.tokenizer, meta = load_detector(model, precision, threads)
         from veil.mask.neural.data import TYPE_TO_LABEL
@@ -132,7 +140,9 @@ class NeuralTaggerMasker(Masker):
         self.id2label = list(labels)
         self.batch_size = batch_size
         self.max_length = max_length
-        self.o_threshold = o_threshold
+        calibrated = meta.get("thresholds") or {}
+        self.thresholds = {t: float(o_threshold) if o_threshold is not None else float(calibrated.get(t, 0.5))
+                           for t in known}
 
     def logits(self, ids: Any, mask: Any) -> Any:
         """(batch, pieces, labels) scores of a padded batch of piece ids."""
@@ -142,6 +152,16 @@ class NeuralTaggerMasker(Masker):
         return self.detect_batch([text])[0]
 
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
+        scored = self.score_batch(texts)
+        return [self.decode_scored(t, sc) for t, sc in zip(texts, scored)]
+
+    def score_batch(self, texts: Sequence[str]) -> list[list[tuple[Any, Any, Any, Any]]]:
+        """Per text, its windows as ``(piece offsets, best entity label per piece, its probability, P(O))``:
+        the model's part of detection.
+
+        :meth:`decode_scored` turns them into spans under the thresholds; calibration varies those
+        without running the model again.
+        """
         import numpy as np
 
         unique: dict[str, int] = {}
@@ -149,7 +169,6 @@ class NeuralTaggerMasker(Masker):
             if t.strip() and t not in unique:
                 unique[t] = len(unique)
         utexts = list(unique)
-        found: list[list[Span]] = [[] for _ in utexts]
         if not utexts:
             return [[] for _ in texts]
         tok = self.tokenizer
@@ -159,8 +178,7 @@ class NeuralTaggerMasker(Masker):
             for i in range(0, max(1, len(ids)), body):
                 windows.append((u, ids[i:i + body], offs[i:i + body]))
         order = sorted(range(len(windows)), key=lambda k: len(windows[k][1]))
-        labels: list[list[str]] = [[] for _ in windows]
-        probs: list[list[float]] = [[] for _ in windows]
+        probs: list[Any] = [None] * len(windows)
         for b in range(0, len(order), self.batch_size):
             chunk = order[b:b + self.batch_size]
             n = max(len(windows[k][1]) for k in chunk) + 2
@@ -174,22 +192,129 @@ class NeuralTaggerMasker(Masker):
             scores = self.logits(ids, mask).astype(np.float32)
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             scores /= scores.sum(-1, keepdims=True)
-            # a piece is an entity when O is less likely than ``o_threshold``, even where no
-            # single entity label beats O (B-PER 0.3 + I-PER 0.3 against O 0.4)
-            best = scores[..., 1:].argmax(-1)
-            p = np.take_along_axis(scores[..., 1:], best[..., None], -1)[..., 0]
-            best = np.where(scores[..., 0] < self.o_threshold, best + 1, 0)
+            best = scores[..., 1:].argmax(-1) + 1
+            prob = np.take_along_axis(scores, best[..., None], -1)[..., 0]
             for r, k in enumerate(chunk):
                 m = len(windows[k][1])
-                labels[k] = [self.id2label[j] for j in best[r, 1:m + 1].tolist()]
-                probs[k] = p[r, 1:m + 1].tolist()
+                probs[k] = (best[r, 1:m + 1], prob[r, 1:m + 1], scores[r, 1:m + 1, 0])
+        per_text: list[list[tuple[Any, Any, Any, Any]]] = [[] for _ in utexts]
         for k, (u, _, offs) in enumerate(windows):
-            text = utexts[u]
-            for s, e, kind, score in decode(labels[k], offs, probs[k]):
+            per_text[u].append((offs, *probs[k]))
+        return [per_text[unique[t]] if t in unique else [] for t in texts]
+
+    def decode_scored(self, text: str, windows: Sequence[tuple[Any, Any, Any, Any]],
+                      thresholds: dict[str, float] | None = None) -> list[Span]:
+        """Spans of one text from its scored windows, under per-type thresholds (default: the masker's)."""
+        import numpy as np
+
+        thresholds = thresholds or self.thresholds
+        limit = np.array([1.0] + [thresholds.get(lab[2:], 0.5) for lab in self.id2label[1:]], dtype=np.float32)
+        spans: list[Span] = []
+        for offs, best, prob, p_o in windows:
+            if not len(offs):
+                continue
+            # a piece is an entity when O is less likely than its best type's threshold, even where no
+            # single entity label beats O (B-PER 0.3 + I-PER 0.3 against O 0.4)
+            chosen = np.where(p_o < limit[best], best, 0)
+            if not chosen.any():
+                continue
+            labels = [self.id2label[j] for j in chosen.tolist()]
+            for s, e, kind, score in decode(labels, offs, prob.tolist()):
                 if kind not in self.types:
                     continue
                 s, e = widen(text, s, e)
-                if s == e:
-                    continue
-                found[u].append(Span(s, e, self.type_to_label.get(kind, kind), self.name, round(score, 4)))
-        return [list(found[unique[t]]) if t in unique else [] for t in texts]
+                if s < e:
+                    spans.append(Span(s, e, kind, self.name, round(score, 4)))
+        return [Span(sp.start, sp.end, self.type_to_label.get(sp.label, sp.label), sp.source, sp.score)
+                for sp in tidy(text, spans)]
+
+
+# --- span hygiene ---------------------------------------------------------------------------------------------
+
+_GREETINGS = "hi hello hey thanks thank bye goodbye dear welcome okay ok yes yeah yep no nope well oh uh um er ah hmm huh"
+_FUNCTION = ("so and but or the a an at from to in on of for with by is was are were be it it's its i i'm me you "
+             "you're he he's she she's we they my your his her our their this that these those there here who what "
+             "called named like just also too")
+_CONTEXT = ("card number numbers no zip postcode postal code phone cell mobile telephone email e-mail mail address "
+            "account acct social security ssn id pin name surname birthday birth dob username user extension ext")
+_HONORIFICS = "mr mrs ms miss mx dr doctor prof professor sir madam rev reverend"
+#: words a span never starts or ends with, per type (a date keeps "last", an age "a couple")
+_EDGE_ALL = frozenset((_GREETINGS + " " + _FUNCTION).split())
+_EDGE_NAMES = _EDGE_ALL | frozenset((_CONTEXT + " " + _HONORIFICS).split())
+_EDGE_WORDS = {"PER": _EDGE_NAMES, "ORG": _EDGE_NAMES, "LOC": _EDGE_NAMES, "MISC": _EDGE_NAMES,
+               "ID": _EDGE_NAMES, "PHONE": _EDGE_NAMES, "EMAIL": _EDGE_NAMES, "URL": _EDGE_NAMES,
+               "ADDR": _EDGE_NAMES - {"no", "dr", "doctor"}, "DEM": _EDGE_NAMES, "OCC": _EDGE_NAMES}
+_EDGE_TOKEN = re.compile(r"[\w'’-]+\.?|[^\w\s]")
+_DIGIT_WORDS = frozenset("""zero oh o one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+ fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
+ double triple""".split())
+_STREET_WORDS = frozenset("""street st avenue ave road rd lane ln drive dr court ct boulevard blvd way place pl circle
+ terrace parkway highway hwy trail square apartment apt suite unit box floor""".split())
+#: abbreviations whose full stop belongs to them
+_ABBREVIATIONS = frozenset("st dr mr mrs ms jr sr inc ltd co corp ave blvd rd ln apt no dept univ mt ft".split())
+
+
+def _digits_in(surface: str) -> int:
+    words = re.findall(r"\d|[a-z]+", surface.lower())
+    return sum(1 for w in words if w.isdigit() or w in _DIGIT_WORDS)
+
+
+def _valid(kind: str, surface: str) -> bool:
+    """Whether a span's words can be its type at all ("at" is no e-mail, "3.5" no phone number)."""
+    low = surface.lower()
+    words = set(re.findall(r"[a-z]+", low))
+    if kind == "EMAIL":
+        return "@" in low or ("at" in words and "dot" in words)
+    if kind in ("PHONE", "ID"):
+        return _digits_in(low) >= 3 or (kind == "ID" and bool(re.search(r"\d", low)) and bool(re.search(r"[a-z]", low)))
+    if kind == "URL":
+        return "." in low or "dot" in words or "www" in words
+    if kind == "ADDR":
+        return _digits_in(low) >= 1 or bool(words & _STREET_WORDS)
+    return True
+
+
+def _trim(text: str, start: int, end: int, edge: frozenset[str]) -> tuple[int, int]:
+    """Drop edge words in ``edge`` and punctuation from both ends of ``text[start:end]``."""
+    while True:
+        toks = list(_EDGE_TOKEN.finditer(text, start, end))
+        if not toks:
+            return start, start
+        first, last = toks[0], toks[-1]
+        f = first.group().lower().rstrip(".")
+        if not f or not f[0].isalnum() or f in edge:
+            start = first.end()
+            while start < end and text[start].isspace():
+                start += 1
+            continue
+        word = last.group()
+        w = word.lower().rstrip(".")
+        if not w or not w[0].isalnum() or (w in edge and last.start() > first.start()):
+            end = last.start()
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            continue
+        if word.endswith(".") and w not in _ABBREVIATIONS and len(w) > 1:
+            end = last.end() - 1  # "Maria." -> "Maria"; "St." and "J." keep theirs
+        return start, end
+
+
+def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Span hygiene for tagger spans (labels are tagger types): trimmed ends, valid types, names joined.
+
+    - edge words (greetings, fillers, function words; for names, places, numbers and contacts also
+      context words such as "card", "zip", "number" and honorifics) and punctuation are cut off;
+    - a span that cannot be its type is dropped ("at" as an e-mail, "3.5" as a phone number);
+    - spans of one type with only spaces or a hyphen between them are one ("John" + "Smith").
+    """
+    out: list[Span] = []
+    for sp in sorted(spans, key=lambda x: (x.start, x.end)):
+        s, e = _trim(text, sp.start, sp.end, _EDGE_WORDS.get(sp.label, _EDGE_ALL))
+        if s >= e or not any(c.isalnum() for c in text[s:e]) or not _valid(sp.label, text[s:e]):
+            continue
+        if out and out[-1].label == sp.label and (s < out[-1].end or re.fullmatch(r"[ \t-]*", text[out[-1].end:s])):
+            prev = out.pop()  # the same word twice (two pieces widened), or a first and a last name
+            out.append(Span(prev.start, max(prev.end, e), prev.label, prev.source, max(prev.score, sp.score)))
+            continue
+        out.append(Span(s, e, sp.label, sp.source, sp.score))
+    return out

@@ -1,0 +1,72 @@
+"""Span hygiene of the neural tagger (``veil.mask.neural.tagger.tidy``): (text, tagger spans, expected spans) tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from veil.mask.neural.tagger import tidy
+from veil.types import Span
+
+
+def _spans(text, marked):
+    """``[("surface", TYPE), ...]`` -> spans at the first occurrence of each surface after the previous one
+    (a surface given twice in a row is the same place twice: two pieces of one word)."""
+    out, pos = [], 0
+    for surface, kind in marked:
+        i = text.find(surface, pos)
+        if i < 0:
+            i = text.rindex(surface, 0, pos + len(surface))
+        out.append(Span(i, i + len(surface), kind, "neural_tagger", 0.9))
+        pos = i + 1
+    return out
+
+
+CASES = [
+    # greetings, fillers and sentence punctuation stay outside
+    ("Thanks Maria. Bye.", [("Thanks Maria.", "PER")], [("Maria", "PER")]),
+    ("Hi, this is Maria Lopez from Denver", [("Hi, this is Maria", "PER"), ("Lopez", "PER"), ("from", "EMAIL"),
+                                             ("Denver", "LOC")], [("Maria Lopez", "PER"), ("Denver", "LOC")]),
+    ("Uh, Dallas is hot", [("Uh, Dallas", "LOC")], [("Dallas", "LOC")]),
+    ("Well, Bill, it's been nice", [("Well, Bill,", "PER")], [("Bill", "PER")]),
+    ("we read the Washington Post", [("the Washington Post", "ORG")], [("Washington Post", "ORG")]),
+    # a first and a last name are one span; the same word found twice is one
+    ("Call John Smith at 555-123-4560.", [("John", "PER"), ("Smith", "PER"), ("at", "EMAIL"), ("555-123-4560.", "PHONE")],
+     [("John Smith", "PER"), ("555-123-4560", "PHONE")]),
+    ("ask for okafor", [("okafor", "PER"), ("okafor", "PER")], [("okafor", "PER")]),
+    ("Tom, Judy and me", [("Tom", "PER"), ("Judy", "PER")], [("Tom", "PER"), ("Judy", "PER")]),
+    # a title with its name: the name is one span, the title stays ("Dr. [PERSON_NAME_1]")
+    ("Dr. Sarah Connor called", [("Dr.", "PER"), ("Sarah Connor", "PER")], [("Sarah Connor", "PER")]),
+    ("Dr. Sarah Connor called", [("Dr. Sarah", "PER"), ("Connor", "PER")], [("Sarah Connor", "PER")]),
+    ("Mr. and Mrs. Smith", [("Mr.", "PER"), ("Mrs. Smith", "PER")], [("Smith", "PER")]),
+    # context words stay outside numbers
+    ("My zip is 94110, card 4111 1111 1111 1111", [("zip is 94110,", "ADDR"), ("card 4111 1111 1111 1111", "ID")],
+     [("94110", "ADDR"), ("4111 1111 1111 1111", "ID")]),
+    ("card number 4111 1111 1111 1111 please", [("card number 4111 1111 1111 1111", "ID")],
+     [("4111 1111 1111 1111", "ID")]),
+    ("i live at twenty two baker street", [("at twenty two baker street", "ADDR")],
+     [("twenty two baker street", "ADDR")]),
+    ("send it to 22 Elm Dr. please", [("22 Elm Dr.", "ADDR")], [("22 Elm Dr.", "ADDR")]),
+    ("St. Louis is nice", [("St. Louis", "LOC")], [("St. Louis", "LOC")]),
+    # a span that cannot be its type is dropped
+    ("Northwind Bank, Priya speaking.", [("Northwind", "ORG"), ("Bank", "EMAIL"), ("Priya", "PER")],
+     [("Northwind", "ORG"), ("Priya", "PER")]),
+    ("we met at the dot com party", [("at", "EMAIL"), ("dot", "EMAIL")], []),
+    ("we met at the dot com party", [("at the dot", "EMAIL")], []),
+    ("it was 3.5 out of five", [(".", "PHONE")], []),
+    ("it was 3.5 out of five", [("3.5", "PHONE")], []),
+    ("the bike is new", [("bike", "ADDR")], []),
+    ("my email is john dot smith at gmail dot com", [("john dot smith at gmail dot com", "EMAIL")],
+     [("john dot smith at gmail dot com", "EMAIL")]),
+    ("write to jo@example.com.", [("jo@example.com.", "EMAIL")], [("jo@example.com", "EMAIL")]),
+    ("call five five five one two one two", [("five five five one two one two", "PHONE")],
+     [("five five five one two one two", "PHONE")]),
+    # dates and ages keep their own words
+    ("we moved here last year", [("last year", "DATE")], [("last year", "DATE")]),
+    ("she's a three year old", [("a three year old", "AGE")], [("three year old", "AGE")]),
+]
+
+
+@pytest.mark.parametrize("text,found,expected", CASES)
+def test_tidy(text, found, expected):
+    got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
+    assert got == expected
