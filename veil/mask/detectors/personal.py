@@ -77,12 +77,14 @@ class SpokenAgeDetector(Detector):
                         r"(?: [\w']+){0,5} $")
 
     def find(self, text: str, source: str) -> Iterator[Span]:
+        out = []
         for k, pattern in enumerate(self._PATTERNS):
             for m in pattern.finditer(text):
                 s, e = m.span("hit")
                 if k == 0 and self._THING.search(_before(text, s)):
                     continue
-                yield Span(s, e, self.label, source, 0.75)
+                out.append(Span(s, e, self.label, source, 0.75))
+        yield from _merged(out)
 
 
 _DAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
@@ -116,10 +118,19 @@ class LifeEventDateDetector(Detector):
     )]
 
     def find(self, text: str, source: str) -> Iterator[Span]:
+        out = []
         for pattern in self._PATTERNS:
             for m in pattern.finditer(text):
                 s, e = m.span("hit")
-                yield Span(s, e, self.label, source, 0.7)
+                out.append(Span(s, e, self.label, source, 0.7))
+        yield from _merged(out)
+
+
+def _merged(spans: list[Span]) -> list[Span]:
+    """One span per stretch several patterns found (the union)."""
+    from veil.mask.placeholders import merge_spans
+
+    return merge_spans(spans)
 
 
 # --- lexicon detectors ------------------------------------------------------------------------------------
@@ -255,7 +266,7 @@ class OccupationDetector(_LexiconDetector):
     label = "OCCUPATION"
     MAX_WORDS = 4
     _A_TITLE = re.compile(r"\b" + _COPULA + r" (?:a|an|the)(?: \w+){0,2} $")
-    _IN_FIELD = re.compile(r"\b(?:i'm|i am|i was|he's|she's|he is|she is|he was|she was|we're|we were|i've been|"
+    _IN_FIELD = re.compile(r"\b(?:i'm|i am|i was|he's|she's|he is|she is|he was|she was|we're|we were|i've been|\w+'s|"
                            r"he's been|she's been|work|works|worked|working|job|jobs|career|been|back)"
                            r"(?: (?:in|into|at))?(?: the)? $")
     _FIELD_PHRASE = re.compile(r"\b(?:i'm|i am|i was|he's|she's|he is|she is|he was|she was|we're|we were|i've been|"
@@ -284,13 +295,14 @@ class OccupationDetector(_LexiconDetector):
         return None
 
     def find(self, text: str, source: str) -> Iterator[Span]:
-        yield from super().find(text, source)
+        out = list(super().find(text, source))
         for pattern in (self._FIELD_PHRASE, self._TEACH):
             for m in pattern.finditer(text):
                 s, e = m.span("hit")
                 while s < e and text[s] == " ":
                     s += 1
-                yield Span(s, e, self.label, source, self.SCORE)
+                out.append(Span(s, e, self.label, source, self.SCORE))
+        yield from _merged(out)
 
 
 class HealthDetector(_LexiconDetector):
@@ -322,7 +334,7 @@ class NationalityDetector(_LexiconDetector):
 
     label = "DEMOGRAPHIC"
     _SAID_OF = re.compile(r"\b(?:i'm|i am|i was|he's|she's|he is|she is|he was|she was|we're|we are|we were|they're|"
-                          r"they are|they were|who's|who is|who are|who were|is|was|are|were|"
+                          r"they are|they were|who's|who is|who are|who were|"
                           r"my|his|her|our|their)(?: (?:half|part|full|very|really|devout|practicing|"
                           r"practising|born|all|mostly|strict|good|young|old|little))? $")
     _PEOPLE = re.compile(r"\s+(?:people|person|family|families|friends?|wife|husband|girls?|guys?|man|men|woman|women|"
