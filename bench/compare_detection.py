@@ -41,8 +41,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from veil.audit import risk  # noqa: E402
-from veil.mask.evaluate import evaluate, missed_mentions  # noqa: E402
+from veil.mask.evaluate import evaluate, false_positive_words, missed_mentions  # noqa: E402
 from veil.mask.gold import GoldDocument, read_gold  # noqa: E402
+from veil.mask.placeholders import merge_spans  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 #: name -> (path under --data, gold format, which documents)
@@ -143,7 +144,7 @@ def f3(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
-def markdown(results: dict, missed: dict, command: str, seconds: float) -> str:
+def markdown(results: dict, missed: dict, command: str, seconds: float, false_pos: dict | None = None) -> str:
     today = dt.date.today().isoformat()
     lines = [f"# Detection comparison ({today})", "",
              f"Command: `{command}` ({seconds / 60:.0f} min on the shared 2-core machine).", "",
@@ -167,6 +168,12 @@ def markdown(results: dict, missed: dict, command: str, seconds: float) -> str:
                          f"{r['risk_mean_plus_std']:.2f}", "yes" if r["risk_pass"] else "no",
                          *[f3(r["per_type"].get(t)) for t in types]]
                 lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    if false_pos:
+        lines += ["## Most frequent false-positive words of `veil default` on real conversation", "",
+                  "Masked words outside every annotated span (DIRECT, QUASI or OPTIONAL), lower-cased, per form:", ""]
+        for form, words in false_pos.items():
+            lines.append(f"- {form}: " + ", ".join(f"{w} {n}" for w, n in list(words.items())[:20]))
         lines.append("")
     lines += ["## Still missed by `veil default`", "",
               "Per form: the ten most frequent kinds of missed (or partly masked) mention (dataset / gold type,",
@@ -196,6 +203,7 @@ def main() -> int:
     run, system_of = systems()
     results: dict[str, dict[str, dict[str, Any]]] = {}
     missed: dict[str, Counter] = {f: Counter() for f in args.forms}
+    false_pos: dict[str, dict[str, int]] = {}  # form -> the default's false-positive words on real conversation
     timings: dict[str, float] = {}
     for set_name in args.sets:
         rel, fmt, which = SETS[set_name]
@@ -211,25 +219,34 @@ def main() -> int:
             spans = {name: detect(name, docs, timings) for name in run}
             rows = {}
             for system, members in system_of.items():
-                united = [[s for m in members for s in spans[m][i]] for i in range(len(docs))]
+                # overlapping spans of several maskers are merged as the engine merges them
+                united = [merge_spans([s for m in members for s in spans[m][i]]) for i in range(len(docs))]
                 rows[system] = score(golds, united, fmt)
                 if system == "veil default":
                     for m in missed_mentions(golds, united):
                         missed[form][(set_name, m["label"], m["mention"].lower())] += 1
+                    if fmt == "switchboard_pii":
+                        false_pos[form] = false_positive_words(golds, united)
             results.setdefault(set_name, {})[form] = rows
             print_block(set_name, form, rows)
     print("detection seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()), file=sys.stderr)
     command = "python bench/compare_detection.py " + " ".join(sys.argv[1:])
     if args.md:
         args.md.parent.mkdir(parents=True, exist_ok=True)
-        args.md.write_text(markdown(results, missed, command.strip(), time.perf_counter() - t_start), encoding="utf-8")
+        args.md.write_text(markdown(results, missed, command.strip(), time.perf_counter() - t_start, false_pos),
+                           encoding="utf-8")
     for form, counter in missed.items():
         print(f"\nmost missed kinds by veil default ({form}): " +
               "; ".join(f"{d}/{t} x{n}" for (d, t), n in missed_kinds(counter).most_common(10)))
         print(f"most missed mentions by veil default ({form}): " +
               "; ".join(f"{d}/{t} {m!r} x{n}" for (d, t, m), n in counter.most_common(10)))
+    for form, words in false_pos.items():
+        print(f"\nmost frequent false-positive words of veil default on real conversation ({form}): " +
+              ", ".join(f"{w} {n}" for w, n in list(words.items())[:20]))
     if args.json:
-        args.json.write_text(json.dumps({"results": results, "timings": timings}, indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps({"results": results, "timings": timings,
+                                         "false_positive_words": {f: dict(list(w.items())[:50]) for f, w in false_pos.items()}},
+                                        indent=1), encoding="utf-8")
     return 0
 
 

@@ -223,8 +223,9 @@ class StreetAddressDetector(PatternDetector):
 _NUM_WORDS_RE = "|".join(sorted((w for w in _NUMBER_WORDS if w not in ("o", "oh", "double", "triple")),
                                 key=len, reverse=True))
 # an amount: digits ("1,470,000", "5,699.21") or number words ("twenty-four", "two hundred")
-_AMOUNT = (r"(?:\d[\d,.]*\d|\d|(?:" + _NUM_WORDS_RE + r"|hundred|thousand)(?:[\s-]+(?:"
-           + _NUM_WORDS_RE + r"|hundred|thousand|million|billion|point|and))*)(?:\s+(?:thousand|million|billion|bn|m))?")
+# number words in any case ("Three hundred dollars" starts a sentence)
+_AMOUNT = (r"(?:\d[\d,.]*\d|\d|(?i:(?:" + _NUM_WORDS_RE + r"|hundred|thousand)(?:[\s-]+(?:"
+           + _NUM_WORDS_RE + r"|hundred|thousand|million|billion|point|and))*))(?:\s+(?i:thousand|million|billion|bn|m))?")
 #: verbs ending in "s" that follow a number without counting anything ("the card ... expires")
 _COUNTED_VERBS = r"(?:expires|ends|starts|begins|goes|comes|means|says|does|has|was|is|gets|makes|takes|works|runs)"
 _UNIT = r"(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)"

@@ -76,7 +76,12 @@ class SpokenAgeDetector(Detector):
     _THING = re.compile(r"\b(?:it|it's|its|that|that's|this|which|car|cars|house|home|truck|building|one's)\b"
                         r"(?: [\w']+){0,5} $")
 
+    #: a cheap test first: most utterances hold no number at all
+    _MAY = re.compile(r"\d|\b(?:" + "|".join(_UNITS + _TEENS + _TENS) + r"|" + _DECADE + r")", re.IGNORECASE)
+
     def find(self, text: str, source: str) -> Iterator[Span]:
+        if not self._MAY.search(text):
+            return
         out = []
         for k, pattern in enumerate(self._PATTERNS):
             for m in pattern.finditer(text):
@@ -117,7 +122,12 @@ class LifeEventDateDetector(Detector):
         r"\bfrom\s+(?P<hit>(?:" + _YEAR4 + r"|" + _YEAR2 + r")\s+(?:to|till|until)\s+(?:" + _YEAR4 + r"|" + _YEAR2 + r"))\b",
     )]
 
+    _MAY = re.compile(r"\b(?:ago|last|next|past|" + _DAYS + r"|nineteen|twenty|fifty|sixty|seventy|eighty|ninety)|"
+                      r"\b(?:19|20)\d\d\b", re.IGNORECASE)
+
     def find(self, text: str, source: str) -> Iterator[Span]:
+        if not self._MAY.search(text):
+            return
         out = []
         for pattern in self._PATTERNS:
             for m in pattern.finditer(text):
@@ -200,11 +210,49 @@ def _plural(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     return keys
 
 
+def _last_words(terms: frozenset[tuple[str, ...]]) -> frozenset[str]:
+    """Every form the last word of a term can take in a text (plurals too): a text without one holds no term."""
+    out: set[str] = set()
+    for t in terms:
+        w = t[-1]
+        out |= {w, w + "s", w + "es"}
+        if w.endswith("y"):
+            out.add(w[:-1] + "ies")
+        if w.endswith("man"):
+            out.add(w[:-3] + "men")
+    return frozenset(out)
+
+
+_LOWER_WORD = re.compile(r"[^\W\d_]+")
+
+
+@lru_cache(maxsize=16)
+def _words_of(text: str) -> list[tuple[int, int, str]]:
+    """The lower-case words of a text, hyphenated and apostrophe words split ("baby-sitter", "alzheimer's").
+
+    Cached: the lexicon detectors run one after another on the same text.
+    """
+    flat: list[tuple[int, int, str]] = []
+    for m in _TOKEN.finditer(text):
+        pos, w = m.start(), m.group().lower().replace("’", "'")
+        for part in re.split(r"(['-])", w):
+            if part in ("'", "-"):
+                pos += 1
+                continue
+            if part:
+                flat.append((pos, pos + len(part), part))
+                pos += len(part)
+    return flat
+
+
 class _LexiconDetector(Detector):
     """Finds lexicon terms (longest first, up to :attr:`MAX_WORDS` words) whose context says they are about a person."""
 
     MAX_WORDS = 4
     SCORE = 0.7
+
+    def __init__(self) -> None:
+        self._last = _last_words(self.terms())
 
     def terms(self) -> frozenset[tuple[str, ...]]:
         raise NotImplementedError
@@ -214,19 +262,10 @@ class _LexiconDetector(Detector):
         raise NotImplementedError
 
     def find(self, text: str, source: str) -> Iterator[Span]:
+        if self._last.isdisjoint(_LOWER_WORD.findall(text.lower())):
+            return
         terms = self.terms()
-        words = [(m.start(), m.end(), m.group().lower().replace("’", "'")) for m in _TOKEN.finditer(text)]
-        # hyphenated and apostrophe words split like the keys ("baby-sitter", "alzheimer's")
-        flat: list[tuple[int, int, str]] = []
-        for s, e, w in words:
-            pos = s
-            for part in re.split(r"(['-])", w):
-                if part in ("'", "-"):
-                    pos += 1
-                    continue
-                if part:
-                    flat.append((pos, pos + len(part), part))
-                    pos += len(part)
+        flat = _words_of(text)
         i = 0
         while i < len(flat):
             hit = None
@@ -296,7 +335,10 @@ class OccupationDetector(_LexiconDetector):
 
     def find(self, text: str, source: str) -> Iterator[Span]:
         out = list(super().find(text, source))
-        for pattern in (self._FIELD_PHRASE, self._TEACH):
+        low = text.lower()
+        for pattern, cue in ((self._FIELD_PHRASE, ("business", "industry", "field")), (self._TEACH, ("teach",))):
+            if not any(c in low for c in cue):
+                continue
             for m in pattern.finditer(text):
                 s, e = m.span("hit")
                 while s < e and text[s] == " ":
