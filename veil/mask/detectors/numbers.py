@@ -178,8 +178,10 @@ class DateDetector(PatternDetector):
         # day and year ("twenty two may two thousand and two")
         (r"\b" + _DAY + r"(?:\s+of)?\s+(?i:may)\b(?:,?\s+" + _YEAR + r"\b)?", 0.8),
         (r"(?i:\b" + _SPOKEN_DAY + r"(?:\s+of)?\s+may\s+" + _SPOKEN_YEAR + r")\b", 0.8),
-        # a year alone, spoken: "two thousand and seven", "nineteen ninety nine"
-        (r"(?i:\b" + _SPOKEN_YEAR + r")\b", 0.6),
+        # a year alone, spoken: "two thousand and seven", "nineteen ninety nine"; not a count ("two thousand
+        # applications", "nineteen twenty dollars")
+        (r"(?i:\b" + _SPOKEN_YEAR + r")\b(?!(?i:\s+(?:[a-z]+s|dollars?|bucks|percent|people|thousand|hundred|"
+         r"million)\b))", 0.6),
         (r"\b(?i:may)\s+" + _DAY + r"(?:,?\s+\d{4})?\b|\b(?i:may),?\s+\d{4}\b", 0.8),
         # a part of a year: "first half of 1993"
         (r"(?i:\b(?:the\s+)?(?:beginning|end|middle|start|first\s+half|second\s+half|spring|summer|autumn|winter)"
@@ -243,7 +245,8 @@ class DurationDetector(PatternDetector):
 _CURRENCY_CODES = ("EUR|USD|GBP|CHF|TRY|TRL|YTL|ATS|DEM|FRF|ITL|ESP|NLG|BEF|PLN|SEK|NOK|DKK|ISK|RUB|UAH|"
                    "HUF|CZK|SKK|BGN|RON|HRK|SIT|GRD|CYP|MTL|LTL|LVL|EEK|AMD|AZN|GEL|MDL|RSD|MKD|ALL|BAM|"
                    "JPY|CNY|INR|CAD|AUD")
-_CURRENCY_WORDS = (r"(?:(?i:new|old)\s+)?(?:(?i:[a-z]+)\s+)?(?i:euros?|dollars?|pounds?(?:\s+sterling)?|"
+# "pounds" only as sterling: alone it weighs far more often than it pays ("a hundred pound dog")
+_CURRENCY_WORDS = (r"(?:(?i:new|old)\s+)?(?:(?i:[a-z]+)\s+)?(?i:euros?|dollars?|pounds?\s+sterling|"
                    r"liras?|lire|marks?|schillings?|francs?|zlotys?|kronor|kroner|kronur|kronas?|roubles?|"
                    r"rubles?|hryvnias?|forints?|korunas?|lei|levs?|kunas?|dinars?|drachmas?|cents?|bucks)")
 _MEASURES = (r"(?:km/h|mph|kilometres?|kilometers?|km|metres?|meters?|square\s+met(?:re|er)s?|sq\.?\s?m|m²|"

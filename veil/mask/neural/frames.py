@@ -54,6 +54,12 @@ _NOT_NAMES = frozenset("""i i'm i've i'd i'll uh um oh okay ok yeah yes no well 
 _DURATION = re.compile(r"^(?:about |almost |over |just |only |the last |the past |a |an |for )*(?:[\w-]+ )?(?:and a half )?"
                        r"(?:days?|weeks?|months?|years?|hours?|minutes?|decades?)$", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+# words that make a spaCy "person" a place or an organisation ("Lake Sam Rayburn", "Georgia Tech")
+_PLACE_HEADS = frozenset("lake river mountain mountains park street road avenue county city beach falls valley island "
+                         "creek hills bay canyon".split())
+_ORG_HEADS = frozenset("tech university college school institute church hospital inc company corporation bank "
+                       "association society foundation".split())
+_LOCATIVE = re.compile(r"\b(?:in|at|to|from|near|into|on|outside|around)\s+$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +147,15 @@ def silver(texts: Sequence[str], nlp: object | None = None) -> list[Frame]:
             kind = SPACY_TYPES.get(ent.label_, None) if ent.label_ in SPACY_TYPES else None
             if kind is None or not any(c.isupper() for c in surface):
                 continue
-            if kind == "PER" and not any(w.lower() in names for w in _WORD.findall(surface)):
-                ignore.append((s, e))
-                continue
+            if kind == "PER":
+                words = [w.lower() for w in _WORD.findall(surface)]
+                if set(words) & _PLACE_HEADS or _LOCATIVE.search(text[max(0, s - 12):s]):
+                    kind = "LOC"
+                elif set(words) & _ORG_HEADS:
+                    kind = "ORG"
+                elif not any(w in names for w in words):
+                    ignore.append((s, e))
+                    continue
             if any(a < e and s < b for a, b, _ in spans):
                 continue
             spans.append((s, e, kind))
