@@ -175,3 +175,30 @@ def test_dlp_masks_nothing_in_everyday_sentences():
 def test_default_maskers_mask_nothing_in_everyday_sentences(default_engine):
     hits = [(t, s) for t, s in _masked(default_engine, CASES) if s]
     assert hits == []
+
+
+#: (text, [(surface, label), ...]) with the default maskers: what the issue's examples must give
+SPANS = [
+    ("Northwind Bank, Priya speaking.", [("Northwind Bank", "ORGANIZATION_NAME"), ("Priya", "PERSON_NAME")]),
+    ("What's the new street address", []),
+    ("Thanks Maria.", [("Maria", "PERSON_NAME")]),
+    ("I am calling about my daughter Emily who has asthma, she is at Lincoln Elementary in Springfield.",
+     [("Emily", "PERSON_NAME"), ("asthma", "DEMOGRAPHIC"), ("Lincoln Elementary", "ORGANIZATION_NAME"),
+      ("Springfield", "LOCATION")]),
+    ("Dr. Sarah Connor will call you back.", [("Sarah Connor", "PERSON_NAME")]),
+    ("My zip is 94110, card 4111 1111 1111 1111", [("94110", None), ("4111 1111 1111 1111", "CREDIT_CARD_NUMBER")]),
+    ("Call John Smith at 555-123-4560.", [("John Smith", "PERSON_NAME"), ("555-123-4560", "PHONE_NUMBER")]),
+    ("Hi, this is Maria Lopez from Denver", [("Maria Lopez", "PERSON_NAME"), ("Denver", "LOCATION")]),
+    ("It was 3.5 out of five.", []),
+    ("my sister's a principal in dallas", [("principal", "OCCUPATION"), ("dallas", "LOCATION")]),
+    ("we have a two year old and he's starting school", [("two year old", "AGE")]),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text,expected", SPANS)
+def test_default_spans_hold_the_value_and_nothing_else(default_engine, text, expected):
+    [(_, got)] = _masked(default_engine, [text])
+    got = [tuple(g.rsplit(":", 1)) for g in got]
+    assert [s for s, _ in got] == [s for s, _ in expected]
+    assert all(label is None or (s, label) in got for s, label in expected)

@@ -70,3 +70,17 @@ CASES = [
 def test_tidy(text, found, expected):
     got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
     assert got == expected
+
+
+@pytest.mark.parametrize("text,found,expected", [
+    ("Mijail C Adomo signed", [("Mijail", "PER"), ("Adomo", "PER")], [("Mijail C Adomo", "PER")]),
+    ("mr i grainger wrote", [("i grainger", "PER")], [("i grainger", "PER")]),
+    ("it was four years", [("four years", "DATE")], []),
+    ("i called last week", [("last week", "DATE")], [("last week", "DATE")]),
+    ("in eighty-nine", [("eighty-nine", "DATE")], [("eighty-nine", "DATE")]),
+    ("about ninety-four thousand miles", [("ninety-four thousand", "PHONE")], []),
+    ("zip is nine four one one oh", [("nine four one one oh", "ADDR")], [("nine four one one oh", "ADDR")]),
+])
+def test_tidy_numbers_and_initials(text, found, expected):
+    got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
+    assert got == expected

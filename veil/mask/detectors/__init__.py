@@ -42,10 +42,9 @@ DETECTORS: dict[str, type[Detector]] = {
     "health": HealthDetector,
     "nationality": NationalityDetector,
 }
-#: every detector but durations and counted or measured quantities: in conversation "two years", "ten minutes",
-#: "two dogs" and "forty miles" are not personal (the neural tagger still finds the ones legal text ties to a
-#: person, "sentenced to 14 years", "79 packages"); ``--set dlp.detectors=...,duration,quantity`` adds them back
-DEFAULT_DETECTORS = tuple(d for d in DETECTORS if d not in ("duration", "quantity"))
+#: every detector; durations and counted or measured quantities run on written documents only (``WRITTEN_ONLY``,
+#: ``base.is_written``): in conversation "two years", "ten minutes", "two dogs" and "forty miles" are not personal
+DEFAULT_DETECTORS = tuple(DETECTORS)
 
 __all__ = ["DETECTORS", "DEFAULT_DETECTORS", "Detector", "PatternDetector", "DictionaryDetector",
            *[cls.__name__ for cls in DETECTORS.values()]]

@@ -180,8 +180,8 @@ class DateDetector(PatternDetector):
         (r"(?i:\b" + _SPOKEN_DAY + r"(?:\s+of)?\s+may\s+" + _SPOKEN_YEAR + r")\b", 0.8),
         # a year alone, spoken: "two thousand and seven", "nineteen ninety nine"; not a count ("two thousand
         # applications", "nineteen twenty dollars")
-        (r"(?i:\b" + _SPOKEN_YEAR + r")\b(?!(?i:\s+(?:[a-z]+s|dollars?|bucks|percent|people|thousand|hundred|"
-         r"million)\b))", 0.6),
+        (r"(?i:\b" + _SPOKEN_YEAR + r")\b(?:(?<!thousand)|(?!(?i:\s+(?:[a-z]+s|dollars?|bucks|percent|people|"
+         r"hundred|million)\b)))", 0.6),
         (r"\b(?i:may)\s+" + _DAY + r"(?:,?\s+\d{4})?\b|\b(?i:may),?\s+\d{4}\b", 0.8),
         # a part of a year: "first half of 1993"
         (r"(?i:\b(?:the\s+)?(?:beginning|end|middle|start|first\s+half|second\s+half|spring|summer|autumn|winter)"
@@ -234,9 +234,14 @@ _UNIT = r"(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)"
 
 
 class DurationDetector(PatternDetector):
-    """Spans of time: "three years and nine months", "14 years", "two and a half years", "42 days"."""
+    """Spans of time: "three years and nine months", "14 years", "two and a half years", "42 days".
+
+    Written documents only (``WRITTEN_ONLY``): in a court case "14 years" is a sentence served, in a
+    phone call "two years" is how long someone had a car.
+    """
 
     label = "DURATION"
+    WRITTEN_ONLY = True
     PATTERNS = ((r"\b" + _AMOUNT + r"(?:\s+and\s+a\s+half)?[\s-]+" + _UNIT + r"\b"
                  r"(?:\s+and\s+" + _AMOUNT + r"[\s-]+" + _UNIT + r"\b)?", 0.6),)
     FLAGS = re.IGNORECASE
@@ -281,9 +286,13 @@ class MoneyDetector(PatternDetector):
 
 
 class QuantityDetector(PatternDetector):
-    """Measured quantities: "50 metres", "26 km/h", "3.5 hectares", "12 per cent"; counted things: "79 packages"."""
+    """Measured quantities: "50 metres", "26 km/h", "3.5 hectares", "12 per cent"; counted things: "79 packages".
+
+    Written documents only (``WRITTEN_ONLY``): conversation is full of "two dogs" and "forty miles".
+    """
 
     label = "QUANTITY"
+    WRITTEN_ONLY = True
     MERGE_OVERLAPS = True
     PATTERNS = ((r"\b" + _AMOUNT + r"\s?" + _MEASURES + r"(?![\w/])", 0.6),
                 # counted things: "79 packages", "seven other persons", "fifty-five hearings"; not the

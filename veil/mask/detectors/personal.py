@@ -172,7 +172,7 @@ def occupation_terms() -> frozenset[tuple[str, ...]]:
 
 
 #: pieces of Faker's titles that are everyday words, not jobs ("Copy" of "Copy, advertising", "Land" of "Land/geomatics")
-_NOT_JOBS = frozenset({("copy",), ("make",), ("land",), ("sub",)})
+_NOT_JOBS = frozenset({("copy",), ("make",), ("land",), ("sub",), ("model",), ("buyer",), ("dealer",)})
 
 
 @lru_cache(maxsize=1)

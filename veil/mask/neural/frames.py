@@ -60,6 +60,11 @@ _PLACE_HEADS = frozenset("lake river mountain mountains park street road avenue 
 _ORG_HEADS = frozenset("tech university college school institute church hospital inc company corporation bank "
                        "association society foundation".split())
 _LOCATIVE = re.compile(r"\b(?:in|at|to|from|near|into|on|outside|around)\s+$", re.IGNORECASE)
+# acronyms as Switchboard spells them ("T I", "I B M", "E D S"): organisations, but for these
+_SPACED_ACRONYM = re.compile(r"(?<![\w-])[A-Z](?: [A-Z]){1,3}(?![\w-])")
+_NOT_ORGS = frozenset("""TV VCR PHD CPA MBA MFA IRA IRAS AM PM OK ID RV CD CDS IQ PC MS CEO DWI SAT ACT GPA GED AIDS HIV DC
+ AC ABS EMT RN CPR ATM SUV VIP MD DJ TB UFO MRI ER ICU PTA BA BS MA AA AKA""".split())
+_PLACES = frozenset("US USA UK LA DC NYC".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +164,15 @@ def silver(texts: Sequence[str], nlp: object | None = None) -> list[Frame]:
             if any(a < e and s < b for a, b, _ in spans):
                 continue
             spans.append((s, e, kind))
+        for m in _SPACED_ACRONYM.finditer(text):
+            s, e = m.span()
+            if any(a < e and s < b for a, b, _ in spans):
+                continue
+            letters = m.group().replace(" ", "")
+            if letters in _PLACES:
+                spans.append((s, e, "LOC"))
+            elif letters not in _NOT_ORGS and len(letters) <= 4:
+                spans.append((s, e, "ORG"))
         covered = spans + [(a, b, "") for a, b in ignore]
         for m in _WORD.finditer(text):
             w, s = m.group(), m.start()
@@ -334,7 +348,7 @@ def _fix_articles(frame: Frame) -> Frame:
     return Frame(text, tuple(spans), tuple(ignore))
 
 
-def frames(data: Path, n: int, seed: int, splice_rate: float = 0.5, insert_rate: float = 0.15,
+def frames(data: Path, n: int, seed: int, splice_rate: float = 0.5, insert_rate: float = 0.25,
            exclude: Iterable[str] | None = None) -> list[Frame]:
     """``n`` labelled frames of Switchboard ``train`` conversations (never the calibration ones)."""
     folder = data / SWITCHBOARD_TRAIN
@@ -344,9 +358,15 @@ def frames(data: Path, n: int, seed: int, splice_rate: float = 0.5, insert_rate:
         raise VeilError(f"no Switchboard train conversations in {folder}")
     rng = random.Random(seed)
     excluded = calibration_conversations() if exclude is None else frozenset(exclude)
-    texts = sample_texts(read_conversations(folder), n, rng, excluded)
+    # twice the frames needed, then every one with a silver label (up to half of n) and the rest without: real
+    # conversation is mostly talk with nothing personal in it, and the tagger needs both
+    pool = silver(sample_texts(read_conversations(folder), 2 * n, rng, excluded))
+    labelled = [f for f in pool if f.spans][: n // 2]
+    plain = [f for f in pool if not f.spans][: n - len(labelled)]
+    chosen = labelled + plain
+    rng.shuffle(chosen)
     splicer = Splicer(random.Random(seed + 1))
-    return [_fix_articles(splice(f, splicer, splice_rate, insert_rate)) for f in silver(texts)]
+    return [_fix_articles(splice(f, splicer, splice_rate, insert_rate)) for f in chosen]
 
 
 def calibration_gold(data: Path, path: Path = CALIBRATION_FILE) -> list:

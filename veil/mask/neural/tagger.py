@@ -35,7 +35,7 @@ from veil.mask.base import Masker
 from veil.types import Span
 
 PRECISIONS = ("int8", "fp32")
-_WORD_CHAR = re.compile(r"[\w'’]")
+_WORD_CHAR = re.compile(r"[\w'’\u0300-\u036f]")  # combining marks belong to their word ("i̇şeri")
 #: sentence punctuation a span neither starts nor ends with ("94110," masks the number, not the comma)
 _EDGE_PUNCT = " \t\n,;:!?\"“”"
 
@@ -232,7 +232,7 @@ class NeuralTaggerMasker(Masker):
 # --- span hygiene ---------------------------------------------------------------------------------------------
 
 _GREETINGS = "hi hello hey thanks thank bye goodbye dear welcome okay ok yes yeah yep no nope well oh uh um er ah hmm huh"
-_FUNCTION = ("so and but or the a an at from to in on of for with by is was are were be it it's its i i'm me you "
+_FUNCTION = ("so and but or the a an at from to in on of for with by is was are were be it it's its i'm me you "
              "you're he he's she she's we they my your his her our their this that these those there here who what "
              "called named like just also too")
 _CONTEXT = ("card number numbers no zip postcode postal code phone cell mobile telephone email e-mail mail address "
@@ -244,12 +244,20 @@ _EDGE_NAMES = _EDGE_ALL | frozenset((_CONTEXT + " " + _HONORIFICS).split())
 _EDGE_WORDS = {"PER": _EDGE_NAMES, "ORG": _EDGE_NAMES, "LOC": _EDGE_NAMES, "MISC": _EDGE_NAMES,
                "ID": _EDGE_NAMES, "PHONE": _EDGE_NAMES, "EMAIL": _EDGE_NAMES, "URL": _EDGE_NAMES,
                "ADDR": _EDGE_NAMES - {"no", "dr", "doctor"}, "DEM": _EDGE_NAMES, "OCC": _EDGE_NAMES}
-_EDGE_TOKEN = re.compile(r"[\w'’-]+\.?|[^\w\s]")
+_EDGE_TOKEN = re.compile(r"[\w\u0300-\u036f'’-]+\.?|[^\w\s\u0300-\u036f]")
 _DIGIT_WORDS = frozenset("""zero oh o one two three four five six seven eight nine ten eleven twelve thirteen fourteen
  fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
  double triple""".split())
 _STREET_WORDS = frozenset("""street st avenue ave road rd lane ln drive dr court ct boulevard blvd way place pl circle
  terrace parkway highway hwy trail square apartment apt suite unit box floor""".split())
+#: a date names a day, a month, a season, a year or says when ("ago", "last"): "four years" or "three" alone is none
+_DATE_CUES = frozenset("""january february march april may june july august september october november december jan feb
+ mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mondays tuesdays
+ wednesdays thursdays fridays saturdays sundays weekend spring summer fall autumn winter christmas thanksgiving easter
+ halloween years' new yesterday today tomorrow tonight ago last next past previous nineteen eighteen fifties sixties
+ seventies eighties nineties twenties thirties forties century o'clock noon midnight morning evening afternoon night
+ fifty sixty seventy eighty ninety first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
+ thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth""".split())
 #: abbreviations whose full stop belongs to them
 _ABBREVIATIONS = frozenset("st dr mr mrs ms jr sr inc ltd co corp ave blvd rd ln apt no dept univ mt ft".split())
 
@@ -265,12 +273,19 @@ def _valid(kind: str, surface: str) -> bool:
     words = set(re.findall(r"[a-z]+", low))
     if kind == "EMAIL":
         return "@" in low or ("at" in words and "dot" in words)
-    if kind in ("PHONE", "ID"):
-        return _digits_in(low) >= 3 or (kind == "ID" and bool(re.search(r"\d", low)) and bool(re.search(r"[a-z]", low)))
+    if kind == "PHONE":
+        # said digit by digit or in pairs; "ninety-four thousand" is an amount (a long number with "hundred"
+        # in it, "three hundred and sixteen zero seven", stays: an application number read out)
+        amount = words & {"hundred", "thousand", "million", "dollars", "dollar", "miles"}
+        return _digits_in(low) >= (5 if amount else 3) and not words & {"dollars", "dollar", "miles"}
+    if kind == "ID":
+        return _digits_in(low) >= 3 or (bool(re.search(r"\d", low)) and bool(re.search(r"[a-z]", low)))
     if kind == "URL":
         return "." in low or "dot" in words or "www" in words
     if kind == "ADDR":
         return _digits_in(low) >= 1 or bool(words & _STREET_WORDS)
+    if kind == "DATE":
+        return bool(re.search(r"\d", low)) or bool(set(re.findall(r"[a-z']+", low)) & _DATE_CUES)
     return True
 
 
@@ -289,7 +304,8 @@ def _trim(text: str, start: int, end: int, edge: frozenset[str]) -> tuple[int, i
             continue
         word = last.group()
         w = word.lower().rstrip(".")
-        if not w or not w[0].isalnum() or (w in edge and last.start() > first.start()):
+        spoken_zero = w in ("oh", "o") and len(toks) > 1 and toks[-2].group().lower() in _DIGIT_WORDS
+        if not w or not w[0].isalnum() or (w in edge and last.start() > first.start() and not spoken_zero):
             end = last.start()
             while end > start and text[end - 1].isspace():
                 end -= 1
@@ -305,14 +321,17 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
     - edge words (greetings, fillers, function words; for names, places, numbers and contacts also
       context words such as "card", "zip", "number" and honorifics) and punctuation are cut off;
     - a span that cannot be its type is dropped ("at" as an e-mail, "3.5" as a phone number);
-    - spans of one type with only spaces or a hyphen between them are one ("John" + "Smith").
+    - spans of one type with only spaces or a hyphen between them are one ("John" + "Smith"); two names
+      with an initial between them are one ("Mijail" C "Adomo").
     """
     out: list[Span] = []
     for sp in sorted(spans, key=lambda x: (x.start, x.end)):
         s, e = _trim(text, sp.start, sp.end, _EDGE_WORDS.get(sp.label, _EDGE_ALL))
         if s >= e or not any(c.isalnum() for c in text[s:e]) or not _valid(sp.label, text[s:e]):
             continue
-        if out and out[-1].label == sp.label and (s < out[-1].end or re.fullmatch(r"[ \t-]*", text[out[-1].end:s])):
+        between = text[out[-1].end:s] if out and out[-1].end <= s else ""
+        if out and out[-1].label == sp.label and (s < out[-1].end or re.fullmatch(r"[ \t-]*", between) or
+                                                 (sp.label == "PER" and re.fullmatch(r"\s+[A-Za-z]\.?\s+", between))):
             prev = out.pop()  # the same word twice (two pieces widened), or a first and a last name
             out.append(Span(prev.start, max(prev.end, e), prev.label, prev.source, max(prev.score, sp.score)))
             continue
