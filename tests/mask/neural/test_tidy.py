@@ -84,3 +84,32 @@ def test_tidy(text, found, expected):
 def test_tidy_numbers_and_initials(text, found, expected):
     got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
     assert got == expected
+
+
+@pytest.mark.parametrize("text,found,expected", [
+    ("I work for T I in Dallas", [("T", "ORG")], [("T I", "ORG")]),
+    ("we're in the Dallas area", [("Dallas area", "LOC")], [("Dallas", "LOC")]),
+    ("we like American cars", [("American", "MISC")], []),
+    ("a Mazda R X seven", [("Mazda R X seven", "MISC")], [("Mazda R X seven", "MISC")]),
+    ("a fourteen inch screen", [("fourteen inch", "ADDR")], []),
+    ("fifty two Søndergade", [("fifty two Søndergade", "ADDR")], [("fifty two Søndergade", "ADDR")]),
+    ("one two three main", [("one two three main", "ADDR")], [("one two three main", "ADDR")]),
+])
+def test_tidy_conversation(text, found, expected):
+    got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
+    assert got == expected
+
+
+@pytest.mark.parametrize("text,found,expected", [
+    ("we bought a V C R", [("V", "ORG")], []),
+    ("we watch T V a lot", [("T V", "PER")], []),
+    ("I love watermelon", [("watermelon", "PER")], []),
+    ("she likes crayons", [("crayons", "ORG")], []),
+    ("thanks Bill", [("Bill", "PER")], [("Bill", "PER")]),
+    ("we drove a Ford", [("Ford", "ORG")], [("Ford", "ORG")]),
+    ("in the Air Force", [("Air Force", "ORG")], [("Air Force", "ORG")]),
+    ("fifty billion dollars", [("fifty billion", "DATE")], []),
+])
+def test_tidy_everyday_words_and_acronyms(text, found, expected):
+    got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
+    assert got == expected

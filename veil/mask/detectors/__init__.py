@@ -8,7 +8,7 @@ from veil.mask.detectors.numbers import (AgeDetector, CaseCodeDetector, CreditCa
                                          MoneyDetector, NumberDetector, QuantityDetector,
                                          StreetAddressDetector, UsSsnDetector)
 from veil.mask.detectors.personal import (HealthDetector, LifeEventDateDetector, NationalityDetector, OccupationDetector,
-                                          SpokenAgeDetector)
+                                          ServiceDetector, SpokenAgeDetector, SpokenPriceDetector)
 from veil.mask.detectors.spoken import SpelledNameDetector, SpokenAddressDetector, SpokenEmailDetector
 from veil.mask.detectors.words import (DictionaryDetector, NonLatinNameDetector, SpelledWordDetector,
                                        TitledNameDetector, UsernameDetector)
@@ -41,6 +41,8 @@ DETECTORS: dict[str, type[Detector]] = {
     "occupation": OccupationDetector,
     "health": HealthDetector,
     "nationality": NationalityDetector,
+    "service": ServiceDetector,
+    "spoken_price": SpokenPriceDetector,
 }
 #: every detector; durations and counted or measured quantities run on written documents only (``WRITTEN_ONLY``,
 #: ``base.is_written``): in conversation "two years", "ten minutes", "two dogs" and "forty miles" are not personal

