@@ -128,3 +128,20 @@ def test_labels_and_every_form():
     asr = transform(text, [], "asr")[0]
     assert [s for s, _ in found("spoken_age", asr)] == ["twenty five"]
     assert [s for s, _ in found("occupation", asr)] == ["nurse"]
+
+
+@pytest.mark.parametrize("name,text,expected", [
+    ("service", "My husband was in the Air Force", ["Air Force"]),
+    ("service", "I am, I work at, for the Air Force.", ["Air Force"]),
+    ("service", "we should send the army in", []),
+    ("spoken_price", "I sold it myself for forty-two hundred.", ["forty-two hundred"]),
+    ("spoken_price", "we drove about five hundred miles", []),
+    ("spoken_age", "i have two two boys twelve and sixteen", ["twelve and sixteen"]),
+    ("life_event_date", "it will be a year in august", ["august"]),
+    ("life_event_date", "I get married in a couple of weeks", ["in a couple of weeks"]),
+    ("life_event_date", "we went, I guess it was two weekends ago", ["two weekends ago"]),
+    ("number", "we usually eat at five thirty", []),
+    ("number", "my extension is six fifteen", ["six fifteen"]),
+])
+def test_more_conversation_patterns(name, text, expected):
+    assert [s for s, _ in found(name, text)] == expected

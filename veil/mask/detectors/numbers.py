@@ -104,6 +104,23 @@ def run_digits(surface: str) -> tuple[int, int, int]:
     return n, first, last
 
 
+_HOURS = frozenset("one two three four five six seven eight nine ten eleven twelve".split())
+_MINUTES = re.compile(r"(?:ten|fifteen|twenty|thirty|forty|fifty)(?:[\s-](?:one|two|three|four|five|six|seven|eight|nine))?"
+                      r"|oh[\s-](?:one|two|three|four|five|six|seven|eight|nine)|eleven|twelve|thirteen|fourteen|sixteen|"
+                      r"seventeen|eighteen|nineteen", re.IGNORECASE)
+
+
+def _clock_or_price(text: str, start: int, run: str) -> bool:
+    """"five thirty", "six fifteen", "two fifty": a time of day or a price said in words, not an id, unless a
+    code word stands before it ("extension six fifteen")."""
+    words = run.split(None, 1)
+    if len(words) != 2 or words[0].lower() not in _HOURS or not _MINUTES.fullmatch(words[1]):
+        return False
+    return not re.search(r"\b(?:extension|ext|code|number|no|apartment|apt|room|suite|box|unit|flight|route)"
+                         r"(?:\s+(?:is|was|number|no))?\W*$",
+                         text[max(0, start - 20):start], re.IGNORECASE)
+
+
 class NumberDetector(Detector):
     """Runs of 3+ digits, spelled out ("four five six"), written ("18403/91", "1,470,000") or mixed.
 
@@ -120,7 +137,7 @@ class NumberDetector(Detector):
     def find(self, text: str, source: str) -> Iterator[Span]:
         for m in _RUN_RE.finditer(text):
             n, first, last = run_digits(m.group())
-            if n >= self.min_digits:
+            if n >= self.min_digits and not _clock_or_price(text, m.start() + first, m.group()[first:last]):
                 # the span is just the number: no leading "oh", no trailing separators; a "+" stays
                 start = m.start() + first
                 start -= start > 0 and text[start - 1] == "+"

@@ -74,7 +74,7 @@ class SpokenAgeDetector(Detector):
         r"(?:\s+(?:years?|months?)(?:\s+old)?)?(?:(?:,\s*|\s+)(?:and\s+)?" + _NUMS + r"(?:\s+(?:years?|months?)"
         r"(?:\s+old)?)?)*)" + _AGE_END,
         # "two boys, twelve and sixteen", "the kids are seven and nine"
-        r"\b(?:boys|girls|kids|children|sons|daughters|grandchildren|grandkids|ones)(?:,|\s+are|\s+who\s+are|\s+aged)"
+        r"\b(?:boys|girls|kids|children|sons|daughters|grandchildren|grandkids|ones)(?:,|\s+are|\s+who\s+are|\s+aged)?"
         r"\s+(?P<hit>" + _NUM + r"(?:(?:,\s*|\s+)(?:and\s+)?" + _NUM + r")+)\b",
         # "age of forty", "aged seven", "at age sixty-five", "turned fifty"
         r"\b(?:aged?|age\s+of|ages\s+of)\s+(?P<hit>" + _NUMS + r")\b(?!\s*(?:%|percent|dollars?|cents?|miles?|feet|foot))",
@@ -125,6 +125,11 @@ class LifeEventDateDetector(Detector):
         r"year|night|" + _DAYS + r"|" + _MONTHS + r"))\b",
         # "on Sunday", "last Friday"
         r"\b(?:on|this|last|next|since|until|by)\s+(?P<hit>" + _DAYS + r")\b",
+        # "in August", "since early March" (a month in any case: speech recognition writes "in august")
+        r"\b(?:in|since|until|by|last|next|this)\s+(?P<hit>(?:early\s+|late\s+|mid\s+)?(?:january|february|march|april|"
+        r"june|july|august|september|october|november|december))\b",
+        # "in a couple of weeks", "in a few months": what is coming ("I get married in a couple of weeks")
+        r"\b(?P<hit>in\s+(?:a\s+couple(?:\s+of)?|a\s+few|" + _NUM + r")\s+(?:weeks|months))\b",
         # a year of one's life, two-digit as people say it: "bought one in eighty-nine", "in ninety."
         r"\b(?:in|since|until|from|of|back\s+in)\s+(?P<hit>(?:" + _YEAR4 + r"|" + _YEAR2 + r")"
         r"(?:(?:\s*,\s*|\s+)(?:and\s+|or\s+)?(?:" + _YEAR4 + r"|" + _YEAR2 + r"))*"
@@ -133,8 +138,8 @@ class LifeEventDateDetector(Detector):
         r"\bfrom\s+(?P<hit>(?:" + _YEAR4 + r"|" + _YEAR2 + r")\s+(?:to|till|until)\s+(?:" + _YEAR4 + r"|" + _YEAR2 + r"))\b",
     )]
 
-    _MAY = re.compile(r"\b(?:ago|last|next|past|" + _DAYS + r"|nineteen|twenty|fifty|sixty|seventy|eighty|ninety)|"
-                      r"\b(?:19|20)\d\d\b", re.IGNORECASE)
+    _MAY = re.compile(r"\b(?:ago|last|next|past|weeks|months|" + _DAYS + r"|" + _MONTHS + r"|nineteen|twenty|fifty|"
+                      r"sixty|seventy|eighty|ninety)|\b(?:19|20)\d\d\b", re.IGNORECASE)
 
     def find(self, text: str, source: str) -> Iterator[Span]:
         if not self._MAY.search(text):

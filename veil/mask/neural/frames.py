@@ -47,7 +47,7 @@ DLP_TYPES = {"AGE": "AGE", "DATE": "DATE", "OCCUPATION": "OCC", "DEMOGRAPHIC": "
 #: the DLP detectors that label frames (durations and counts are not personal in conversation)
 FRAME_DETECTORS = ("email", "url", "phone", "credit_card", "us_ssn", "number", "date", "money", "street_address",
                    "spelled_word", "spelled_name", "spoken_email", "spoken_address", "spoken_age", "life_event_date",
-                   "occupation", "health", "nationality")
+                   "occupation", "health", "nationality", "service", "spoken_price")
 # capitalised words that are no names: interjections and the pronoun
 _NOT_NAMES = frozenset("""i i'm i've i'd i'll uh um oh okay ok yeah yes no well so and but or oh huh hm hmm gosh
  god lord mr mrs ms dr""".split())

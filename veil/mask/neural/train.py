@@ -369,17 +369,16 @@ def train(config: DetectorTrainConfig, out_dir: Path, data: Path | None, *, mode
 #: the types whose thresholds are calibrated (the others keep 0.5: the calibration conversations hold too few)
 CALIBRATED_TYPES = ("PER", "LOC", "ORG", "DATE", "AGE", "OCC", "MISC")
 CALIBRATION_GRID = (0.15, 0.25, 0.35, 0.45, 0.5, 0.55, 0.65, 0.75, 0.85, 0.95)
-#: the calibration aims at this word precision first (the goal is 0.80 on unseen conversations: a margin),
-#: then at the most DIRECT + QUASI recall that keeps it
-CALIBRATION_PRECISION = 0.85
+#: precision and recall weigh the same in the calibration (F1): raising a threshold buys precision with recall
+CALIBRATION_BETA = 1.0
 
 
 def calibrate(folder: Path, data: Path, forms: Sequence[str] = ("none", "asr"), rounds: int = 2) -> dict[str, Any]:
     """Per-type thresholds of the int8 detector in ``folder``, chosen on the hand-annotated Switchboard train
     conversations (``veil.mask.neural.frames.calibration_gold``; never trained on), with ``dlp`` beside it as in
     the default masking, over the text forms given: coordinate ascent over :data:`CALIBRATION_GRID` for the
-    most DIRECT + QUASI mention recall at a word precision (OPTIONAL mentions allowed) of at least
-    :data:`CALIBRATION_PRECISION`; while that precision is out of reach, for the highest precision."""
+    best F-beta (:data:`CALIBRATION_BETA`) of word precision (OPTIONAL mentions allowed) and DIRECT + QUASI
+    mention recall."""
     from veil.mask.dlp import DLPMasker
     from veil.mask.evaluate import evaluate_switchboard_pii
     from veil.mask.neural.frames import calibration_gold
@@ -401,14 +400,15 @@ def calibrate(folder: Path, data: Path, forms: Sequence[str] = ("none", "asr"), 
         fixed += [dlp.detect(x) for x in t]
 
     def measure(th: dict[str, float]) -> tuple[float, float, float]:
-        """(objective, precision, recall): recall once the precision is reached, else the precision - 1."""
+        """(F-beta, precision, recall)."""
         spans = [merge_spans(tagger.decode_scored(t, sc, th) + f) for t, sc, f in zip(texts, scored, fixed)]
         r = evaluate_switchboard_pii(golds, spans)
         hit = r["DIRECT"]["mentions"] * (r["DIRECT"]["mention_recall"] or 0) + \
             r["QUASI"]["mentions"] * (r["QUASI"]["mention_recall"] or 0)
         recall = hit / max(1, r["DIRECT"]["mentions"] + r["QUASI"]["mentions"])
         p = r["precision"] or 0.0
-        return (recall + 0.01 * p if p >= CALIBRATION_PRECISION else p - 1.0), p, recall
+        b2 = CALIBRATION_BETA ** 2
+        return ((1 + b2) * p * recall / (b2 * p + recall) if p + recall else 0.0), p, recall
 
     thresholds = dict(tagger.thresholds)
     best = measure(thresholds)
@@ -425,7 +425,7 @@ def calibrate(folder: Path, data: Path, forms: Sequence[str] = ("none", "asr"), 
     log.info("calibrated thresholds %s: precision %.3f -> %.3f, recall %.3f -> %.3f", thresholds, start[1], best[1],
              start[2], best[2])
     return {"thresholds": thresholds, "forms": list(forms), "utterances": len(gold),
-            "target_precision": CALIBRATION_PRECISION,
+            "beta": CALIBRATION_BETA,
             "before": {"precision": round(start[1], 4), "recall": round(start[2], 4)},
             "after": {"precision": round(best[1], 4), "recall": round(best[2], 4)}}
 
