@@ -113,3 +113,13 @@ def test_tidy_conversation(text, found, expected):
 def test_tidy_everyday_words_and_acronyms(text, found, expected):
     got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
     assert got == expected
+
+
+def test_tidy_titled_names_and_nationalities():
+    text = "the court acquitted ms melahat filiz of the charges"
+    got = tidy(text, _spans(text, [("melahat", "PER")]))
+    assert [(text[s.start:s.end], s.label) for s in got] == [("melahat filiz", "PER")]
+    said = "we like American cars"
+    assert tidy(said, _spans(said, [("American", "MISC")])) == []
+    court = "The applicant, a Swedish national, " + "was heard by the court on that day. " * 20
+    assert [court[s.start:s.end] for s in tidy(court, _spans(court, [("Swedish", "MISC")]))] == ["Swedish"]

@@ -405,7 +405,7 @@ class NationalityDetector(_LexiconDetector):
     _PEOPLE = re.compile(r"\s+(?:people|person|family|families|friends?|wife|husband|girls?|guys?|man|men|woman|women|"
                          r"lady|ladies|descent|background|heritage|origin|ancestry|neighbors?|neighbours?|students?|"
                          r"kids?|boyfriend|girlfriend|immigrants?|grandparents?|parents?|mother|father|church|"
-                         r"upbringing|community|couple)\b", re.IGNORECASE)
+                         r"upbringing|community|couple|nationals?|citizens?)\b", re.IGNORECASE)
 
     def terms(self) -> frozenset[tuple[str, ...]]:
         return group_terms()

@@ -324,6 +324,28 @@ def _proper_words() -> frozenset[str]:
     return frozenset(out)
 
 
+def _is_group(surface: str) -> bool:
+    from veil.mask.detectors.personal import _key, group_terms
+
+    return _key(surface) in group_terms()
+
+
+_TITLE_BEFORE = re.compile(r"\b(?:mr|mrs|ms|miss|dr|prof|professor|judge|sir|madam)\.?\s+$", re.IGNORECASE)
+_NEXT_WORD = re.compile(r"\s+([^\W\d_][\w'’\u0300-\u036f-]*)")
+
+
+def _rest_of_titled_name(text: str, start: int, end: int) -> int:
+    """After an honorific, a name runs on over words that are no everyday words ("ms Melahat [Filiz]")."""
+    if not _TITLE_BEFORE.search(text[max(0, start - 12):start]):
+        return end
+    for _ in range(3):
+        m = _NEXT_WORD.match(text, end)
+        if m is None or _everyday(m.group(1).lower()) or m.group(1).lower() in _EDGE_NAMES:
+            break
+        end = m.end()
+    return end
+
+
 def _digits_in(surface: str) -> int:
     words = re.findall(r"\d|[a-z]+", surface.lower())
     return sum(1 for w in words if w.isdigit() or w in _DIGIT_WORDS)
@@ -353,12 +375,7 @@ def _valid(kind: str, surface: str) -> bool:
 
         names = [w for w in re.findall(r"[^\W\d_]+", low) if w not in _DIGIT_WORDS]
         return _digits_in(low) >= 1 and bool(names) and not any(w in common_words() for w in names)
-    if kind == "MISC":
-        # a nationality alone ("American cars", "the German engineering") is no product or work; said of a
-        # person the dlp nationality detector masks it
-        from veil.mask.detectors.personal import _key, group_terms
 
-        return _key(surface) not in group_terms()
     if kind == "DATE":
         if words & {"billion", "million", "thousand", "hundred", "dollars", "dollar", "cents", "percent", "miles"}:
             return False
@@ -397,12 +414,17 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
 
     - edge words (greetings, fillers, function words; for names, places, numbers and contacts also
       context words such as "card", "zip", "number" and honorifics) and punctuation are cut off;
-    - a span that cannot be its type is dropped ("at" as an e-mail, "3.5" as a phone number);
+    - a span that cannot be its type is dropped ("at" as an e-mail, "3.5" as a phone number), so is a
+      nationality alone tagged as a product or work in conversation ("American cars");
+    - after an honorific a name runs on over words that are no everyday words ("ms Melahat Filiz");
     - spans of one type with only spaces or a hyphen between them are one ("John" + "Smith"); two names
       with an initial between them are one ("Mijail" C "Adomo");
     - a person, organisation or product that is one everyday word ("watermelon", "quart") and no name or
       place as well is dropped, unless another span stands right beside it ("Texas" "Tech").
     """
+    from veil.mask.detectors.base import is_written
+
+    written = is_written(text)
     out: list[Span] = []
     for sp in sorted(spans, key=lambda x: (x.start, x.end)):
         s, e = _trim(text, sp.start, sp.end, _EDGE_WORDS.get(sp.label, _EDGE_ALL))
@@ -422,6 +444,10 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
                 continue
         if s >= e or not any(c.isalnum() for c in text[s:e]) or not _valid(sp.label, text[s:e]):
             continue
+        if sp.label == "MISC" and not written and _is_group(text[s:e]):
+            continue  # "American cars" in a chat is a topic; a court's "Swedish national" is the applicant
+        if sp.label == "PER":
+            e = _rest_of_titled_name(text, s, e)
         between = text[out[-1].end:s] if out and out[-1].end <= s else ""
         if out and out[-1].label == sp.label and (s < out[-1].end or re.fullmatch(r"[ \t-]*", between) or
                                                  (sp.label == "PER" and re.fullmatch(r"\s+[A-Za-z]\.?\s+", between))):
@@ -433,7 +459,7 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
     # ("Texas" + "Tech")
     kept = []
     for i, sp in enumerate(out):
-        if sp.label in ("PER", "ORG", "MISC") and " " not in text[sp.start:sp.end] and \
+        if (sp.label in ("PER", "ORG") or (sp.label == "MISC" and not written)) and " " not in text[sp.start:sp.end] and \
                 _everyday(text[sp.start:sp.end].lower().strip(".'’")):
             near = (i > 0 and re.fullmatch(r"[ \t-]*", text[out[i - 1].end:sp.start])) or \
                 (i + 1 < len(out) and re.fullmatch(r"[ \t-]*", text[sp.end:out[i + 1].start]))

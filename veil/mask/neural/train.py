@@ -65,6 +65,7 @@ class DetectorTrainConfig:
     frames: int = 6000  # real Switchboard train conversation (1-4 utterances each): silver labels, spliced values
     splice: float = 0.5  # share of a frame's silver names / places / jobs / ages replaced by generated ones
     conll_sentences: int = 10000  # CoNLL-2003 train sentences kept (of 14,041; news, not speech)
+    tab_repeat: int = 2  # TAB's train documents shown this many times (few, long, the only court documents)
     calibrate: bool = True  # per-type thresholds on the hand-annotated Switchboard train conversations
     seed: int = 0
     threads: int = 2  # torch intra-op threads (this machine has 2 cores)
@@ -263,6 +264,7 @@ def training_examples(config: DetectorTrainConfig, data: Path | None, extra: Seq
         conll = [ex for ex in gold if ex.source == "conll"]
         keep = set(random.Random(config.seed).sample(range(len(conll)), min(len(conll), config.conll_sentences)))
         examples += [ex for i, ex in enumerate(conll) if i in keep] + [ex for ex in gold if ex.source != "conll"]
+        examples += [ex for ex in gold if ex.source == "tab"] * max(0, config.tab_repeat - 1)
         if config.frames > 0:
             from veil.mask.neural.frames import frames
 
