@@ -16,7 +16,8 @@ widened to whole words.
 
 A piece is part of an entity when the model's probability of "not an entity" is below its type's
 threshold: per type, calibrated by ``veil train-detector`` on hand-annotated Switchboard conversations
-it never trains on (``detector.json`` ``thresholds``; ``o_threshold`` sets one for all). Spans then
+it never trains on (``detector.json`` ``thresholds``), for conversation; written documents keep 0.5
+(``o_threshold`` sets one for all). Spans then
 hold the value and nothing else (:func:`tidy`): no greeting, filler, context word ("card", "zip",
 "number") or sentence punctuation at their ends, no honorific ("Dr. [PERSON]"), a first and a last
 name one span; an e-mail needs "@" or "at" and "dot", a phone or id number three digits, an address
@@ -140,9 +141,12 @@ class NeuralTaggerMasker(Masker):
         self.id2label = list(labels)
         self.batch_size = batch_size
         self.max_length = max_length
+        # per-type thresholds calibrated on conversation apply to conversation; written documents (court
+        # cases, reports: ``veil.mask.detectors.base.is_written``) keep 0.5, what the tagger was trained for
         calibrated = meta.get("thresholds") or {}
         self.thresholds = {t: float(o_threshold) if o_threshold is not None else float(calibrated.get(t, 0.5))
                            for t in known}
+        self.written_thresholds = {t: float(o_threshold) if o_threshold is not None else 0.5 for t in known}
 
     def logits(self, ids: Any, mask: Any) -> Any:
         """(batch, pieces, labels) scores of a padded batch of piece ids."""
@@ -207,7 +211,10 @@ class NeuralTaggerMasker(Masker):
         """Spans of one text from its scored windows, under per-type thresholds (default: the masker's)."""
         import numpy as np
 
-        thresholds = thresholds or self.thresholds
+        if thresholds is None:
+            from veil.mask.detectors.base import is_written
+
+            thresholds = self.written_thresholds if is_written(text) else self.thresholds
         limit = np.array([1.0] + [thresholds.get(lab[2:], 0.5) for lab in self.id2label[1:]], dtype=np.float32)
         spans: list[Span] = []
         for offs, best, prob, p_o in windows:
@@ -324,6 +331,17 @@ def _proper_words() -> frozenset[str]:
     return frozenset(out)
 
 
+_CURRENCY_WORDS = frozenset("dollar dollars cents cent bucks buck euros euro pounds pound grand".split())
+#: compass regions people live in ("raised in the south", "up here in the northeast"): places, however everyday
+_REGIONS = frozenset("north south east west northeast northwest southeast southwest midwest northern southern eastern "
+                     "western central".split())
+_NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+            "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety").split()
+#: one number said alone ("eighty", "eighty-nine")
+_NUMBER_WORD = re.compile(r"(?:" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + r")(?:[\s-](?:" +
+                          "|".join(_NUMBERS[1:10]) + r"))?", re.IGNORECASE)
+
+
 def _is_group(surface: str) -> bool:
     from veil.mask.detectors.personal import _key, group_terms
 
@@ -380,6 +398,9 @@ def _valid(kind: str, surface: str) -> bool:
         if words & {"billion", "million", "thousand", "hundred", "dollars", "dollar", "cents", "percent", "miles"}:
             return False
         return bool(re.search(r"\d", low)) or bool(set(re.findall(r"[a-z']+", low)) & _DATE_CUES)
+    if kind == "MONEY":
+        # an amount with its currency, or a number said in hundreds or thousands ("twenty-five hundred")
+        return bool(words & _CURRENCY_WORDS) or "$" in low or (_digits_in(low) >= 2 and bool(words & {"hundred", "thousand"}))
     return True
 
 
@@ -419,8 +440,11 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
     - after an honorific a name runs on over words that are no everyday words ("ms Melahat Filiz");
     - spans of one type with only spaces or a hyphen between them are one ("John" + "Smith"); two names
       with an initial between them are one ("Mijail" C "Adomo");
-    - a person, organisation or product that is one everyday word ("watermelon", "quart") and no name or
-      place as well is dropped, unless another span stands right beside it ("Texas" "Tech").
+    - a person, organisation (and in conversation a product or place) that is one everyday word
+      ("watermelon", "quart", "hills") and no name or place as well is dropped, unless another span stands
+      right beside it ("Texas" "Tech"); regions stay ("raised in the south");
+    - a money amount needs its currency or "hundred" / "thousand"; a date that is a number alone a
+      preceding "in" / "since" ("in eighty-nine").
     """
     from veil.mask.detectors.base import is_written
 
@@ -446,6 +470,9 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
             continue
         if sp.label == "MISC" and not written and _is_group(text[s:e]):
             continue  # "American cars" in a chat is a topic; a court's "Swedish national" is the applicant
+        if sp.label == "DATE" and _NUMBER_WORD.fullmatch(text[s:e]) and \
+                not re.search(r"\b(?:in|since|from|until|till|to|of|by)\s+$", text[max(0, s - 8):s], re.IGNORECASE):
+            continue  # a number alone is a year only after "in" / "since" ("bought one in eighty-nine")
         if sp.label == "PER":
             e = _rest_of_titled_name(text, s, e)
         between = text[out[-1].end:s] if out and out[-1].end <= s else ""
@@ -459,8 +486,9 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
     # ("Texas" + "Tech")
     kept = []
     for i, sp in enumerate(out):
-        if (sp.label in ("PER", "ORG") or (sp.label == "MISC" and not written)) and " " not in text[sp.start:sp.end] and \
-                _everyday(text[sp.start:sp.end].lower().strip(".'’")):
+        word = text[sp.start:sp.end].lower().strip(".'’")
+        if (sp.label in ("PER", "ORG") or (sp.label in ("MISC", "LOC") and not written)) and " " not in word and \
+                word not in _REGIONS and _everyday(word):
             near = (i > 0 and re.fullmatch(r"[ \t-]*", text[out[i - 1].end:sp.start])) or \
                 (i + 1 < len(out) and re.fullmatch(r"[ \t-]*", text[sp.end:out[i + 1].start]))
             if not near:
