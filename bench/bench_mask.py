@@ -1,6 +1,7 @@
 """Benchmarks: masking throughput (words/s) of veil's maskers next to Presidio on Switchboard utterances.
 
     .venv/bin/python bench/bench_mask.py [--limit 20000] [--data ../shared/data] [--skip-presidio] [--repeats 3]
+    .venv/bin/python bench/bench_mask.py --interleave 3   # the default and Presidio only, timed in turns
 
 Reads ``switchboard/train/*.txt`` directly (one utterance a line, ``Speaker|Utterance|DA-tag``),
 takes the first ``--limit`` utterances in file-name order, and times every system on the same
@@ -60,6 +61,9 @@ def main() -> int:
     ap.add_argument("--neural-model", default=None, help="a detector folder (default: the one shipped with veil)")
     ap.add_argument("--repeats", type=int, default=1,
                     help="time each system this many times and keep the best (a busy machine's noise)")
+    ap.add_argument("--interleave", type=int, default=0, metavar="ROUNDS",
+                    help="time only veil's default and Presidio's batched configurations, in turns for ROUNDS "
+                         "rounds (best of each): on a shared machine the rows then see the same load")
     args = ap.parse_args()
     folder = args.data / "switchboard" / "train"
     if not folder.is_dir():
@@ -68,6 +72,8 @@ def main() -> int:
     texts = read_switchboard(folder, args.limit)
     words = sum(count_words(t) for t in texts)
     print(f"Switchboard train: {len(texts)} utterances, {words} words", file=sys.stderr)
+    if args.interleave:
+        return interleaved(texts, words, args.interleave)
 
     from veil.mask.allow_list import AllowListMasker
     from veil.mask.dlp import DLPMasker
@@ -132,6 +138,39 @@ def main() -> int:
         rate = words / seconds
         ratio = f"{rate / best:6.2f}x" if best else "    -  "
         print(f"{name:<56} {rate:>11,.0f} {seconds:>8.2f} {ratio:>7} {found:>7}")
+    return 0
+
+
+def interleaved(texts: list[str], words: int, rounds: int) -> int:
+    """veil's default and Presidio's batched configurations timed in turns, ``rounds`` times, best of each."""
+    import _presidio
+
+    from veil.run.corpus import DEFAULT_MASKERS, build_engine
+
+    default = build_engine(DEFAULT_MASKERS)
+    engine = _presidio.analyzer()
+    systems = [
+        ("Presidio BatchAnalyzerEngine, batch 256", lambda ts: _presidio.analyze_batch(engine, list(ts), 256, 1)),
+        ("Presidio BatchAnalyzerEngine, batch 256, 2 processes",
+         lambda ts: _presidio.analyze_batch(engine, list(ts), 256, 2)),
+        (f"veil default ({' + '.join(DEFAULT_MASKERS)})", lambda ts: default.detect(_docs(ts))),
+    ]
+    best = {name: float("inf") for name, _ in systems}
+    found = {}
+    for name, fn in systems:
+        fn(texts[:50])
+    for r in range(rounds):
+        for name, fn in systems:
+            seconds, found[name] = timed(fn, texts)
+            best[name] = min(best[name], seconds)
+            print(f"  round {r + 1}: {name}: {words / seconds:,.0f} words/s", file=sys.stderr)
+    presidio = max(words / best[n] for n, _ in systems[:2])
+    print(f"\nMasking throughput on {len(texts)} Switchboard utterances ({words} words), {rounds} interleaved rounds, "
+          f"best of each; ratio = words/s / Presidio's fastest configuration")
+    print(f"{'system':<56} {'words/s':>11} {'ratio':>7} {'spans':>7}")
+    for name, _ in systems:
+        rate = words / best[name]
+        print(f"{name:<56} {rate:>11,.0f} {rate / presidio:6.2f}x {found[name]:>7}")
     return 0
 
 

@@ -1,10 +1,10 @@
 """Benchmarks: detection recall, precision and residual risk of veil's maskers next to Presidio and spaCy, per text form.
 
     .venv/bin/python bench/compare_detection.py [--data ../shared/data] [--forms none lower asr]
-        [--sets tab presidio_synth conll wnut] [--md docs/detection_comparison.md] [--json out.json]
+        [--sets tab presidio_synth conll wnut switchboard_pii] [--md docs/detection_comparison.md] [--json out.json]
 
 One table: dataset x form (``none`` / ``lower`` / ``asr``, ``veil.textforms``) x system, with mention
-recall per entity type, precision (share of masked words inside gold mentions to mask), the masked
+recall per entity type, precision (share of masked words inside gold mentions a masker may mask), the masked
 share of all words, and the Dialpad criterion (mean + std of the residual-risk score of each
 document, ``veil.audit.risk``; a corpus passes below 5). Every system is scored by
 ``veil.mask.evaluate`` / ``veil.mask.coverage``, the rule ``veil eval-detect`` and ``veil audit
@@ -21,8 +21,10 @@ Systems, from the masker registry (a newly registered detector shows up without 
   recall bound (recall bought by masking nearly everything is no result).
 
 Data: TAB's dev documents (the detector trains on its train split), the held-out share of the
-Presidio synthetic set (``veil.mask.gold.PRESIDIO_HELD_OUT``), CoNLL-2003 ``eng.testa`` and WNUT-17
-dev. The Markdown report lists, per form, the most frequent kinds of mention the default still misses.
+Presidio synthetic set (``veil.mask.gold.PRESIDIO_HELD_OUT``), CoNLL-2003 ``eng.testa``, WNUT-17
+dev, and real conversation: the annotated Switchboard ``val`` utterances (``switchboard_pii``;
+DIRECT / QUASI recall, OPTIONAL mentions allowed in the precision, type accuracy; never trained on).
+The Markdown report lists, per form, the most frequent kinds of mention the default still misses.
 """
 
 from __future__ import annotations
@@ -39,15 +41,19 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from veil.audit import risk  # noqa: E402
-from veil.mask.evaluate import evaluate, missed_mentions  # noqa: E402
+from veil.mask.evaluate import evaluate, false_positive_words, missed_mentions  # noqa: E402
 from veil.mask.gold import GoldDocument, read_gold  # noqa: E402
+from veil.mask.placeholders import merge_spans  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 #: name -> (path under --data, gold format, which documents)
 SETS = {"tab": ("tab/tab_train_dev.jsonl", "tab", "dev"),
         "presidio_synth": ("presidio_synth/synth_dataset_v2_first750.json", "presidio", "held_out"),
         "conll": ("conll2003/eng.testa", "conll", "all"),
-        "wnut": ("wnut17/emerging.dev.conll", "conll", "all")}
+        "wnut": ("wnut17/emerging.dev.conll", "conll", "all"),
+        "switchboard_pii": ("switchboard_pii/val_gold.jsonl", "switchboard_pii", "all")}
+#: the heading each set gets in the report
+TITLES = {"switchboard_pii": "switchboard_pii (real conversation)"}
 FORMS = ("none", "lower", "asr")
 #: maskers that mask by word frequency, not by detecting anything: shown only as the trivial bound
 WORD_LIST_MASKERS = ("allow_list", "vocab_threshold")
@@ -114,12 +120,15 @@ def score(golds: list[GoldDocument], spans: list[list], fmt: str) -> dict[str, A
     r = evaluate(golds, spans, fmt)
     risks = risk.audit_against_gold(golds, spans, fmt)
     total = risk.group_table(risks)[-1]
-    recall = r["DIRECT"]["mention_recall"] if fmt == "tab" else r["overall"]["mention_recall"]
+    classes = "DIRECT" in r
+    recall = r["DIRECT"]["mention_recall"] if classes else r["overall"]["mention_recall"]
     row = {"recall": recall, "precision": r["precision"], "masked_share": r["masked_token_share"],
            "risk_mean": total["mean"], "risk_std": total["std"], "risk_mean_plus_std": total["mean_plus_std"],
            "risk_pass": total["pass"], "per_type": {k: v["mention_recall"] for k, v in r["per_type"].items()}}
-    if fmt == "tab":
+    if classes:
         row["DIRECT"], row["QUASI"] = r["DIRECT"]["mention_recall"], r["QUASI"]["mention_recall"]
+    if "type_accuracy" in r:
+        row["type_accuracy"] = r["type_accuracy"]
     return row
 
 
@@ -135,7 +144,7 @@ def f3(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
-def markdown(results: dict, missed: dict, command: str, seconds: float) -> str:
+def markdown(results: dict, missed: dict, command: str, seconds: float, false_pos: dict | None = None) -> str:
     today = dt.date.today().isoformat()
     lines = [f"# Detection comparison ({today})", "",
              f"Command: `{command}` ({seconds / 60:.0f} min on the shared 2-core machine).", "",
@@ -144,19 +153,27 @@ def markdown(results: dict, missed: dict, command: str, seconds: float) -> str:
              "(mean + std of the per-document residual-risk score; pass below 5). Produced by",
              "`bench/compare_detection.py`; every number is scored by `veil.mask.coverage`.", ""]
     for set_name, forms in results.items():
-        lines += [f"## {set_name}", ""]
+        lines += [f"## {TITLES.get(set_name, set_name)}", ""]
         first = next(iter(next(iter(forms.values())).values()))
         types = sorted(first["per_type"])
+        typed = "type_accuracy" in first
         head = ["form", "system"] + (["DIRECT", "QUASI"] if "DIRECT" in first else ["recall"]) + \
-            ["precision", "masked", "μ+σ", "pass"] + types
+            ["precision"] + (["type acc."] if typed else []) + ["masked", "μ+σ", "pass"] + types
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for form, rows in forms.items():
             for system, r in rows.items():
                 rec = [f3(r["DIRECT"]), f3(r["QUASI"])] if "DIRECT" in r else [f3(r["recall"])]
-                cells = [form, system, *rec, f3(r["precision"]), f3(r["masked_share"]),
+                cells = [form, system, *rec, f3(r["precision"]), *([f3(r.get("type_accuracy"))] if typed else []),
+                         f3(r["masked_share"]),
                          f"{r['risk_mean_plus_std']:.2f}", "yes" if r["risk_pass"] else "no",
                          *[f3(r["per_type"].get(t)) for t in types]]
                 lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    if false_pos:
+        lines += ["## Most frequent false-positive words of `veil default` on real conversation", "",
+                  "Masked words outside every annotated span (DIRECT, QUASI or OPTIONAL), lower-cased, per form:", ""]
+        for form, words in false_pos.items():
+            lines.append(f"- {form}: " + ", ".join(f"{w} {n}" for w, n in list(words.items())[:20]))
         lines.append("")
     lines += ["## Still missed by `veil default`", "",
               "Per form: the ten most frequent kinds of missed (or partly masked) mention (dataset / gold type,",
@@ -186,6 +203,7 @@ def main() -> int:
     run, system_of = systems()
     results: dict[str, dict[str, dict[str, Any]]] = {}
     missed: dict[str, Counter] = {f: Counter() for f in args.forms}
+    false_pos: dict[str, dict[str, int]] = {}  # form -> the default's false-positive words on real conversation
     timings: dict[str, float] = {}
     for set_name in args.sets:
         rel, fmt, which = SETS[set_name]
@@ -201,25 +219,34 @@ def main() -> int:
             spans = {name: detect(name, docs, timings) for name in run}
             rows = {}
             for system, members in system_of.items():
-                united = [[s for m in members for s in spans[m][i]] for i in range(len(docs))]
+                # overlapping spans of several maskers are merged as the engine merges them
+                united = [merge_spans([s for m in members for s in spans[m][i]]) for i in range(len(docs))]
                 rows[system] = score(golds, united, fmt)
                 if system == "veil default":
                     for m in missed_mentions(golds, united):
                         missed[form][(set_name, m["label"], m["mention"].lower())] += 1
+                    if fmt == "switchboard_pii":
+                        false_pos[form] = false_positive_words(golds, united)
             results.setdefault(set_name, {})[form] = rows
             print_block(set_name, form, rows)
     print("detection seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()), file=sys.stderr)
     command = "python bench/compare_detection.py " + " ".join(sys.argv[1:])
     if args.md:
         args.md.parent.mkdir(parents=True, exist_ok=True)
-        args.md.write_text(markdown(results, missed, command.strip(), time.perf_counter() - t_start), encoding="utf-8")
+        args.md.write_text(markdown(results, missed, command.strip(), time.perf_counter() - t_start, false_pos),
+                           encoding="utf-8")
     for form, counter in missed.items():
         print(f"\nmost missed kinds by veil default ({form}): " +
               "; ".join(f"{d}/{t} x{n}" for (d, t), n in missed_kinds(counter).most_common(10)))
         print(f"most missed mentions by veil default ({form}): " +
               "; ".join(f"{d}/{t} {m!r} x{n}" for (d, t, m), n in counter.most_common(10)))
+    for form, words in false_pos.items():
+        print(f"\nmost frequent false-positive words of veil default on real conversation ({form}): " +
+              ", ".join(f"{w} {n}" for w, n in list(words.items())[:20]))
     if args.json:
-        args.json.write_text(json.dumps({"results": results, "timings": timings}, indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps({"results": results, "timings": timings,
+                                         "false_positive_words": {f: dict(list(w.items())[:50]) for f, w in false_pos.items()}},
+                                        indent=1), encoding="utf-8")
     return 0
 
 
@@ -229,11 +256,11 @@ def print_block(set_name: str, form: str, rows: dict[str, dict[str, Any]]) -> No
     tab = "DIRECT" in first
     print(f"\n{set_name} / {form}")
     head = f"{'system':<34} " + (f"{'DIRECT':>7} {'QUASI':>7}" if tab else f"{'recall':>7}") + \
-        f" {'prec':>6} {'masked':>6} {'μ+σ':>6} " + " ".join(f"{t[:9]:>9}" for t in types)
+        f" {'prec':>6} {'typeacc':>7} {'masked':>6} {'μ+σ':>6} " + " ".join(f"{t[:9]:>9}" for t in types)
     print(head)
     for system, r in rows.items():
         rec = f"{f3(r['DIRECT']):>7} {f3(r['QUASI']):>7}" if tab else f"{f3(r['recall']):>7}"
-        print(f"{system:<34} {rec} {f3(r['precision']):>6} {f3(r['masked_share']):>6} "
+        print(f"{system:<34} {rec} {f3(r['precision']):>6} {f3(r.get('type_accuracy')):>7} {f3(r['masked_share']):>6} "
               f"{r['risk_mean_plus_std']:>6.2f} " + " ".join(f"{f3(r['per_type'].get(t)):>9}" for t in types))
 
 

@@ -9,12 +9,13 @@ def test_every_builtin_is_registered():
     """One line per kind: a plug-in that loses its registration line shows here."""
     assert registry.maskers.names() == ["allow_list", "deny_list", "dlp", "entity_tagger", "neural_tagger", "quasi", "vocab_threshold"]
     assert registry.detectors.names() == sorted(DEFAULT_DETECTORS) == [
-        "age", "case_code", "credit_card", "date", "duration", "email", "ip_address", "money", "non_latin_name",
-        "number", "phone", "quantity", "spelled_name", "spelled_word", "spoken_address", "spoken_email",
+        "age", "case_code", "credit_card", "date", "duration", "email", "health", "ip_address", "life_event_date",
+        "money", "nationality", "non_latin_name", "number", "occupation", "phone", "quantity", "service",
+        "spelled_name", "spelled_word", "spoken_address", "spoken_age", "spoken_email", "spoken_price",
         "street_address", "titled_name", "url", "us_ssn", "username"]
     assert registry.fillers.names() == ["faker", "llm", "llm-instruct", "mlm"]
     assert registry.readers.names() == ["csv", "jsonl", "parquet", "switchboard", "txt"]
-    assert registry.gold_formats.names() == ["conll", "presidio", "review", "tab"]
+    assert registry.gold_formats.names() == ["conll", "presidio", "review", "switchboard_pii", "tab"]
     assert registry.downstream_lms.names() == ["gpt2"]
     assert registry.ppmlm_methods.names() == ["base", "dp", "dppmlm", "ippmlm", "mlm", "mlma", "ppmlm"]
 

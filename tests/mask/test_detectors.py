@@ -121,7 +121,22 @@ CASES = [
 
 @pytest.mark.parametrize("detector,text,expected", CASES)
 def test_detector_table(detector, text, expected):
-    assert hits(DLPMasker(detectors=[detector]), text) == expected
+    assert hits(DLPMasker(detectors=[detector], register="written"), text) == expected
+
+
+def test_durations_and_quantities_only_in_written_documents():
+    from veil.errors import VeilError
+
+    said = "I had it five years and we drove forty miles with two dogs"
+    court = ("The applicant was sentenced to 14 years' imprisonment on 5 May 2001. " * 12).strip()
+    auto = DLPMasker(detectors=["duration", "quantity"])
+    assert hits(auto, said) == []
+    written = hits(DLPMasker(detectors=["duration", "quantity"], register="written"), said)
+    assert {("five years", "DURATION"), ("forty miles", "QUANTITY"), ("two dogs", "QUANTITY")} <= set(written)
+    assert ("14 years", "DURATION") in hits(auto, court)
+    assert hits(DLPMasker(detectors=["duration"], register="conversation"), court) == []
+    with pytest.raises(VeilError, match="register"):
+        DLPMasker(register="legal")
 
 
 def test_username_hot_word_raises_score():

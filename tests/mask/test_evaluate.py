@@ -3,7 +3,8 @@ import json
 import pytest
 
 from veil.cli import main
-from veil.mask.evaluate import evaluate_tab, evaluate_types, missed_mentions
+from veil.mask.evaluate import (LABEL_TO_GOLD_TYPE, evaluate, evaluate_tab, evaluate_types, false_positive_words,
+                                missed_mentions)
 from veil.mask.gold import GoldDocument, GoldSpan
 from veil.types import Document, Span
 
@@ -150,3 +151,69 @@ def test_eval_detect_transform_scores_the_text_in_that_form(tmp_path, capsys):
     assert results["lower"]["transform"] == "lower" and "precision" in results["lower"]
     for key in ("per_type", "masked_token_share", "precision"):
         assert key in results["none"]
+
+
+CALL = "Well, Bill, uh, my daughter is a nurse in Dallas, she watches the Cowboys."
+
+
+def _call_gold():
+    g = [GoldSpan(*at(CALL, "Bill"), "PERSON", "DIRECT", "c:PERSON:bill"),
+         GoldSpan(*at(CALL, "nurse"), "OCCUPATION", "QUASI", "c:OCCUPATION:nurse"),
+         GoldSpan(*at(CALL, "Dallas"), "LOCATION", "QUASI", "c:LOCATION:dallas"),
+         GoldSpan(*at(CALL, "Cowboys"), "ORGANIZATION", "OPTIONAL", "c:ORGANIZATION:cowboys")]
+    return [GoldDocument(Document("c-1", CALL, group="c"), g)]
+
+
+def _call_span(surface, label):
+    return Span(*at(CALL, surface), label, "test")
+
+
+@pytest.mark.parametrize("spans,direct,quasi,precision,type_acc", [
+    # everything right; the OPTIONAL "Cowboys" masked costs no precision
+    ([("Bill", "PERSON_NAME"), ("nurse", "OCCUPATION"), ("Dallas", "LOCATION"), ("Cowboys", "ORGANIZATION_NAME")],
+     1.0, 1.0, 1.0, 1.0),
+    # OPTIONAL left: no miss; "uh" masked: a false positive; Dallas typed as a person: a wrong type
+    ([("Bill", "PERSON_NAME"), ("uh", "ORGANIZATION_NAME"), ("nurse", "OCCUPATION"), ("Dallas", "PERSON_NAME")],
+     1.0, 1.0, 0.75, 2 / 3),
+    # the span takes the greeting with the name: one word outside the gold
+    ([("Well, Bill", "PERSON_NAME")], 1.0, 0.0, 0.5, 1.0),
+    ([], 0.0, 0.0, None, None),
+])
+def test_switchboard_pii_scores(spans, direct, quasi, precision, type_acc):
+    golds = _call_gold()
+    detected = [[_call_span(s, label) for s, label in spans]]
+    r = evaluate(golds, detected, "switchboard_pii")
+    assert r["DIRECT"]["mention_recall"] == direct and r["QUASI"]["mention_recall"] == quasi
+    assert r["QUASI"]["mentions"] == 2  # the OPTIONAL mention is not required
+    assert r["precision"] == precision
+    assert r["type_accuracy"] == type_acc
+    assert set(r["per_type"]) == {"PERSON", "OCCUPATION", "LOCATION"}
+
+
+def test_false_positive_words_and_label_map():
+    golds = _call_gold()
+    detected = [[_call_span("uh", "ORGANIZATION_NAME"), _call_span("Bill", "PERSON_NAME"),
+                 _call_span("she", "PERSON_NAME"), _call_span("Cowboys", "ORGANIZATION_NAME")]]
+    assert false_positive_words(golds, detected) == {"uh": 1, "she": 1}
+    # every label a default masker writes has a gold type (or the type accuracy would count it wrong)
+    from veil.mask.detectors import DETECTORS
+    from veil.mask.neural.data import TYPE_TO_LABEL
+
+    assert set(TYPE_TO_LABEL.values()) - {"URL"} <= set(LABEL_TO_GOLD_TYPE)
+    for det in DETECTORS.values():
+        if det.label not in ("USERNAME", "URL"):
+            assert det.label in LABEL_TO_GOLD_TYPE, det.label
+
+
+def test_cli_json_switchboard_pii(tmp_path, capsys):
+    rec = {"id": "c-1", "text": "Call me at 555 123 4567 in nineteen ninety", "spans": [
+        {"start": 11, "end": 23, "type": "NUMBER", "class": "DIRECT", "value": "555 123 4567"},
+        {"start": 27, "end": 42, "type": "DATE_TIME", "class": "QUASI", "value": "nineteen ninety"}]}
+    p = tmp_path / "gold.jsonl"
+    p.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    assert main(["eval-detect", str(p), "--format", "switchboard_pii", "--masker", "dlp", "--transform", "asr",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"DIRECT", "QUASI", "per_type", "masked_token_share", "precision", "type_accuracy",
+                        "transform", "maskers", "documents"}
+    assert out["DIRECT"]["mention_recall"] == 1.0 and out["type_accuracy"] is not None

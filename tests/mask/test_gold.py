@@ -84,6 +84,13 @@ def test_read_wnut_bio_one_document_per_sentence(tmp_path):
     ("presidio", '[{"full_text": "ab"}]', 1),
     ("conll", "EU NNP I-NP I-ORG\nrejects\n", 2),
     ("conll", "EU NNP I-NP X-ORG\n", 1),
+    ("switchboard_pii", '{"id": "1-0", "text": "hi"}\n', 1),
+    ("switchboard_pii", '{"id": "1-0", "text": "hi", "spans": []}\n{"id": "1-1", "text": "Dallas", "spans": '
+                        '[{"start": 0, "end": 6, "type": "CITY", "class": "QUASI"}]}\n', 2),
+    ("switchboard_pii", '{"id": "1-0", "text": "Dallas", "spans": [{"start": 0, "end": 6, "type": "LOCATION", '
+                        '"class": "NO_MASK"}]}\n', 1),
+    ("switchboard_pii", '{"id": "1-0", "text": "Dallas", "spans": [{"start": 0, "end": 9, "type": "LOCATION", '
+                        '"class": "QUASI"}]}\n', 1),
 ])
 def test_bad_input_names_the_line(tmp_path, fmt, content, line):
     p = tmp_path / "gold"
@@ -105,6 +112,24 @@ def test_bad_utf8_and_unknown_format(tmp_path):
         read_gold(tmp_path / "missing.jsonl", "tab")
 
 
+def test_read_switchboard_pii(tmp_path):
+    recs = [{"id": "2733-43", "text": "we lived in Malaysia for T I", "spans": [
+                {"start": 12, "end": 20, "type": "LOCATION", "class": "QUASI", "value": "Malaysia"},
+                {"start": 25, "end": 28, "type": "ORGANIZATION", "class": "QUASI", "value": "T I"}]},
+            {"id": "2733-44", "text": "Uh, the Soviet Union.", "spans": [
+                {"start": 8, "end": 20, "type": "LOCATION", "class": "OPTIONAL", "value": "Soviet Union"}]},
+            {"id": "2733-45", "text": "Um, all right.", "spans": []}]
+    p = tmp_path / "val_gold.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    docs = read_gold(p, "switchboard_pii")
+    assert [d.doc.id for d in docs] == ["2733-43", "2733-44", "2733-45"]
+    assert {d.doc.group for d in docs} == {"2733"}
+    assert _surfaces(docs[0]) == [("Malaysia", "LOCATION"), ("T I", "ORGANIZATION")]
+    assert [s.identifier_type for s in docs[0].spans + docs[1].spans] == ["QUASI", "QUASI", "OPTIONAL"]
+    assert docs[0].spans[1].entity_id == "2733:ORGANIZATION:t i"
+    assert docs[2].spans == []
+
+
 @pytest.mark.slow
 def test_real_gold_sets(shared_data):
     tab = read_gold(shared_data / "tab" / "tab_train_dev.jsonl", "tab")
@@ -114,6 +139,10 @@ def test_real_gold_sets(shared_data):
             assert gd.doc.text[s.start:s.end].strip()
     assert len(read_gold(shared_data / "presidio_synth" / "synth_dataset_v2_first750.json", "presidio")) == 750
     assert len(read_gold(shared_data / "conll2003" / "eng.testa", "conll")) == 216
+    sw = read_gold(shared_data / "switchboard_pii" / "val_gold.jsonl", "switchboard_pii")
+    assert len(sw) == 2249
+    classes = [s.identifier_type for gd in sw for s in gd.spans]
+    assert (classes.count("DIRECT"), classes.count("QUASI"), classes.count("OPTIONAL")) == (8, 170, 209)
 
 
 def test_presidio_split_is_by_template():

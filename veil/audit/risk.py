@@ -295,6 +295,12 @@ def tag_table(risks: Sequence[DocumentRisk]) -> list[dict[str, Any]]:
 #: CoNLL-2003 / WNUT-17 (news and social media, no speaker to tie organisations to):
 #: PER/person -> PERSON_NAME, LOC/location -> LOCATION, ORG/corporation/group -> ORGANIZATION_NAME
 #: (score 0), product -> PRODUCT (0), MISC/creative-work unscored.
+#:
+#: switchboard_pii (real telephone conversations; DIRECT and QUASI mentions scored, OPTIONAL ones, public
+#: names and topics, ignored like TAB's NO_MASK): PERSON -> PERSON_NAME, LOCATION -> LOCATION,
+#: ORGANIZATION -> ORGANIZATION_NAME_SPEAKER (marked only when tied to a speaker: employer, school,
+#: church), AGE -> AGE, NUMBER -> GENERIC_ID, EMAIL, ADDRESS; DATE_TIME, OCCUPATION, DEMOGRAPHIC,
+#: MONEY and MISC unscored, as TAB's DATETIME / DEM / QUANTITY / MISC.
 GOLD_TYPE_MAPS: dict[str, dict[str, str | None]] = {
     "tab": {"PERSON": "PERSON_NAME", "ORG": "ORGANIZATION_NAME_SPEAKER", "LOC": "LOCATION",
             "CODE": "GENERIC_ID", "DATETIME": None, "DEM": None, "QUANTITY": None, "MISC": None},
@@ -307,6 +313,9 @@ GOLD_TYPE_MAPS: dict[str, dict[str, str | None]] = {
     "conll": {"PER": "PERSON_NAME", "LOC": "LOCATION", "ORG": "ORGANIZATION_NAME", "MISC": None,
               "person": "PERSON_NAME", "location": "LOCATION", "corporation": "ORGANIZATION_NAME",
               "group": "ORGANIZATION_NAME", "product": "PRODUCT", "creative-work": None},
+    "switchboard_pii": {"PERSON": "PERSON_NAME", "LOCATION": "LOCATION", "ORGANIZATION": "ORGANIZATION_NAME_SPEAKER",
+                        "AGE": "AGE", "NUMBER": "GENERIC_ID", "EMAIL": "EMAIL", "ADDRESS": "ADDRESS",
+                        "DATE_TIME": None, "OCCUPATION": None, "DEMOGRAPHIC": None, "MONEY": None, "MISC": None},
 }
 #: TAB identifier types that must be masked (NO_MASK mentions are not PI to protect)
 TAB_TO_MASK = ("DIRECT", "QUASI")

@@ -1,4 +1,4 @@
-"""Audit stage CLI: ``veil audit risk GOLD --format {tab,presidio,conll} --masker NAME [...]``.
+"""Audit stage CLI: ``veil audit risk GOLD --format {tab,presidio,conll,switchboard_pii} --masker NAME [...]``.
 
 Masks the gold set's texts with the named maskers, lists the gold PI the masking missed or only
 partly masked, scores each document with the Dialpad infoType scores and prints the corpus
@@ -20,8 +20,10 @@ STAT_KEYS = ("documents", "mean", "std", "p95", "max", "mean_plus_std", "pass")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("gold", metavar="GOLD", help="gold file: TAB JSONL, Presidio synthetic JSON or CoNLL/WNUT")
-    p.add_argument("--format", required=True, choices=("tab", "presidio", "conll"), help="gold file format")
+    p.add_argument("gold", metavar="GOLD", help="gold file: TAB JSONL, Presidio synthetic JSON, CoNLL/WNUT or switchboard_pii JSONL")
+    from veil.registry import gold_formats
+
+    p.add_argument("--format", required=True, choices=gold_formats.names(), help="gold file format")
     from veil.cli.common import add_maskers, add_set
 
     add_maskers(p, help="maskers to audit, by registry name (see `veil ls`)")

@@ -1,8 +1,9 @@
-"""CLI: ``veil eval-detect GOLD --format {tab,presidio,conll,review} --masker NAME ...`` scores masking against gold spans.
+"""CLI: ``veil eval-detect GOLD --format {tab,presidio,conll,switchboard_pii,review} --masker NAME ...`` scores masking.
 
-Prints recall (TAB and a ``veil review --export gold`` file: mention, token and entity level for
-DIRECT and QUASI identifiers; other formats: per type) beside the share of all words masked and the
-precision; a review file also gets the type accuracy. ``--json`` prints exactly one JSON object.
+Prints recall (TAB, switchboard_pii and a ``veil review --export gold`` file: mention, token and entity
+level for DIRECT and QUASI identifiers; other formats: per type) beside the share of all words masked
+and the precision; switchboard_pii and review files also the type accuracy. ``--json`` prints exactly
+one JSON object.
 """
 
 from __future__ import annotations
@@ -13,14 +14,16 @@ import sys
 import time
 from typing import Any
 
-from veil.errors import VeilError
 from veil.textforms import FORMS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("gold", help="gold file: TAB JSONL, Presidio synthetic JSON, a CoNLL/WNUT BIO file, or "
-                                "what `veil review --export gold` writes")
-    p.add_argument("--format", required=True, choices=("tab", "presidio", "conll", "review"),
+                                "switchboard_pii JSONL (annotated telephone conversations), or what `veil review --export "
+                                "gold` writes")
+    from veil.registry import gold_formats
+
+    p.add_argument("--format", required=True, choices=gold_formats.names(),
                    help="gold file format (review: a human review of your own corpus)")
     from veil.cli.common import add_maskers, add_set
 
@@ -36,12 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=None, help="score only the first N documents")
     p.add_argument("--show-missed", type=int, default=0, metavar="N",
                    help="also print up to N gold mentions left unmasked, with masked context")
+    p.add_argument("--show-false-positives", type=int, default=0, metavar="N",
+                   help="also print the N most frequent masked words outside every gold mention")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-
 
 def _fmt(x: float | None) -> str:
     return "   -  " if x is None else f"{x:6.3f}"
-
 
 def print_table(result: dict[str, Any], maskers: list[str], n_docs: int, seconds: float) -> None:
     print(f"maskers: {' + '.join(maskers)}   documents: {n_docs}   text form: {result.get('transform', 'none')}   "
@@ -64,13 +67,12 @@ def print_table(result: dict[str, Any], maskers: list[str], n_docs: int, seconds
           f"({result['masked_words']} of {result['words']} words); "
           f"precision: {_fmt(result['precision']).strip()} (share of masked words inside gold mentions)")
     if "type_accuracy" in result:
-        print(f"type accuracy: {_fmt(result['type_accuracy']).strip()} (masked gold mentions whose mask has the "
-              f"reviewed type; {result['typed_mentions']} masked)")
-
+        print(f"type accuracy: {_fmt(result['type_accuracy']).strip()} ({result['typed_right']} of "
+              f"{result['typed_pairs']} masked spans on DIRECT/QUASI mentions typed as the gold type)")
 
 def run(args: argparse.Namespace) -> int:
     from veil.cli.common import maskers_of, parse_options
-    from veil.mask.evaluate import evaluate, missed_mentions
+    from veil.mask.evaluate import evaluate, false_positive_words, missed_mentions
     from veil.mask.gold import read_gold
     from veil.run.components import build_engine
     from veil.textforms import transform_documents
@@ -101,4 +103,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nmissed mentions (first {args.show_missed}):", file=stream)
         for m in missed_mentions(golds, detected, limit=args.show_missed):
             print(f"  [{m['identifier_type'] or m['label']}/{m['label']}] {m['mention']!r}: {m['context']}", file=stream)
+    if args.show_false_positives:
+        stream = sys.stderr if args.json else sys.stdout
+        words = list(false_positive_words(golds, detected).items())[: args.show_false_positives]
+        print(f"\nmost frequent false-positive words (first {args.show_false_positives}): "
+              + ", ".join(f"{w} {n}" for w, n in words), file=stream)
     return 0

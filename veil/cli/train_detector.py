@@ -17,7 +17,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from veil.mask.neural.train import DetectorTrainConfig
 
     p.add_argument("--data", required=True,
-                   help="the shared data folder (conll2003/, wnut17/, tab/, presidio_synth/); held-out "
+                   help="the shared data folder (conll2003/, wnut17/, tab/, presidio_synth/, switchboard/); held-out "
                         "parts are never read for training")
     p.add_argument("-o", "--output", "--out", dest="out", required=True, help="output folder (detector.json, detector.safetensors for torch, "
                                                 "detector.onnx and detector.int8.onnx for masking); "
@@ -25,8 +25,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress", default=None, help="append one progress line per log interval to this file")
     defaults = DetectorTrainConfig()
     for f in fields(DetectorTrainConfig):
-        p.add_argument("--" + f.name.replace("_", "-"), type=type(getattr(defaults, f.name)),
-                       default=getattr(defaults, f.name), help=f"(default {getattr(defaults, f.name)})")
+        value = getattr(defaults, f.name)
+        if isinstance(value, bool):
+            p.add_argument("--" + f.name.replace("_", "-"), action=argparse.BooleanOptionalAction, default=value,
+                           help=f"(default {value})")
+            continue
+        p.add_argument("--" + f.name.replace("_", "-"), type=type(value), default=value, help=f"(default {value})")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from typing import Iterable, Mapping, Sequence
 from veil.errors import VeilError
 from veil.mask.base import Masker, choose
 from veil.mask.detectors import DEFAULT_DETECTORS, Detector, DictionaryDetector
+from veil.mask.detectors.base import is_written
 from veil.mask.detectors.words import read_dictionary
 from veil.textutil import normalise_surface
 from veil.types import Span
@@ -31,11 +32,18 @@ def _read_list(path: str | Path) -> list[str]:
     return read_word_list(path)
 
 
+#: ``auto``: durations and counted quantities (``WRITTEN_ONLY`` detectors) only in texts that read as written
+#: documents (``detectors.base.is_written``); ``written``: always; ``conversation``: never
+REGISTERS = ("auto", "written", "conversation")
+
+
 class DLPMasker(Masker):
     """``DLPMasker(detectors=("email", "phone"), exclude=["Dallas"], dictionary={"Acme": "ORGANIZATION_NAME"})``.
 
     ``exclude_file`` (one term a line) and ``dictionary_file`` (``term<TAB>TYPE`` lines) read the
-    same from files.
+    same from files. ``register`` (:data:`REGISTERS`) says where durations and counted quantities
+    are masked: by default in written documents only (a court case's "14 years" is a sentence
+    served, a caller's "two years" is how long they had a car).
     """
 
     name = "dlp"
@@ -43,9 +51,12 @@ class DLPMasker(Masker):
 
     def __init__(self, detectors: Iterable[str] = DEFAULT_DETECTORS, exclude: Iterable[str] = (),
                  exclude_file: str | Path | None = None, dictionary: Mapping[str, str] | None = None,
-                 dictionary_file: str | Path | None = None, min_score: float = 0.5) -> None:
+                 dictionary_file: str | Path | None = None, min_score: float = 0.5, register: str = "auto") -> None:
         from veil.registry import detectors as registry
 
+        if register not in REGISTERS:
+            raise VeilError(f"dlp: register must be one of {', '.join(REGISTERS)}, not {register!r}")
+        self.register = register
         names = choose("dlp", "detector", detectors, registry.names())
         self.detectors: list[Detector] = [registry.get(d)() for d in names]
         terms = dict(dictionary or {})
@@ -63,7 +74,15 @@ class DLPMasker(Masker):
 
     def detect(self, text: str) -> list[Span]:
         source, min_score = self.name, self.min_score
-        spans = [s for det in self.detectors for s in det.find(text, source) if s.score >= min_score]
+        written = {"written": True, "conversation": False}.get(self.register)
+        spans = []
+        for det in self.detectors:
+            if det.WRITTEN_ONLY:
+                if written is None:
+                    written = is_written(text)
+                if not written:
+                    continue
+            spans += [s for s in det.find(text, source) if s.score >= min_score]
         if self.exclude and spans:
             spans = [s for s in spans if normalise_surface(text[s.start:s.end]) not in self.exclude]
         spans.sort(key=lambda s: (s.start, -s.end))

@@ -7,20 +7,27 @@ from veil.mask.detectors.contact import EmailDetector, IpAddressDetector, PhoneD
 from veil.mask.detectors.numbers import (AgeDetector, CaseCodeDetector, CreditCardDetector, DateDetector, DurationDetector,
                                          MoneyDetector, NumberDetector, QuantityDetector,
                                          StreetAddressDetector, UsSsnDetector)
+from veil.mask.detectors.personal import (HealthDetector, LifeEventDateDetector, NationalityDetector, OccupationDetector,
+                                          ServiceDetector, SpokenAgeDetector, SpokenPriceDetector)
 from veil.mask.detectors.spoken import SpelledNameDetector, SpokenAddressDetector, SpokenEmailDetector
 from veil.mask.detectors.words import (DictionaryDetector, NonLatinNameDetector, SpelledWordDetector,
                                        TitledNameDetector, UsernameDetector)
 
 #: the detectors the DLP masker runs unless told otherwise, in the order it runs them (each one is
-#: registered by name in veil.registry.detectors)
+#: registered by name in veil.registry.detectors); durations and counted or measured quantities run on
+#: written documents only (``WRITTEN_ONLY``, ``base.is_written``): in conversation "two years", "ten minutes",
+#: "two dogs" and "forty miles" are not personal
 DEFAULT_DETECTORS: tuple[str, ...] = (
     "email", "url", "ip_address", "phone", "credit_card", "us_ssn", "number", "case_code", "date", "age", "duration",
     "money", "quantity", "street_address", "spelled_word", "username", "spelled_name", "spoken_email",
-    "spoken_address", "titled_name", "non_latin_name",
+    "spoken_address", "titled_name", "non_latin_name", "spoken_age", "life_event_date", "occupation", "health",
+    "nationality", "service", "spoken_price",
 )
 
 __all__ = ["DEFAULT_DETECTORS", "Detector", "PatternDetector", "DictionaryDetector", "EmailDetector", "UrlDetector",
            "IpAddressDetector", "PhoneDetector", "CreditCardDetector", "UsSsnDetector", "NumberDetector",
            "CaseCodeDetector", "DateDetector", "AgeDetector", "DurationDetector", "MoneyDetector", "QuantityDetector",
            "StreetAddressDetector", "SpelledWordDetector", "UsernameDetector", "SpelledNameDetector",
-           "SpokenEmailDetector", "SpokenAddressDetector", "TitledNameDetector", "NonLatinNameDetector"]
+           "SpokenEmailDetector", "SpokenAddressDetector", "TitledNameDetector", "NonLatinNameDetector",
+           "SpokenAgeDetector", "LifeEventDateDetector", "OccupationDetector", "HealthDetector", "NationalityDetector",
+           "ServiceDetector", "SpokenPriceDetector"]

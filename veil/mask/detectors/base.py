@@ -16,9 +16,13 @@ from veil.types import Span
 
 
 class Detector:
-    """Finds one kind of sensitive information; ``find`` yields spans on the text it was given."""
+    """Finds one kind of sensitive information; ``find`` yields spans on the text it was given.
+
+    ``WRITTEN_ONLY`` detectors run on written documents only (:func:`is_written`), not on conversation.
+    """
 
     label: str = "GENERIC_ID"
+    WRITTEN_ONLY = False
 
     def find(self, text: str, source: str) -> Iterator[Span]:
         raise NotImplementedError
@@ -74,6 +78,20 @@ class PatternDetector(Detector):
                     if near(hot, start, end, self.CONTEXT_WINDOW):
                         hit_score = min(1.0, score + self.CONTEXT_BOOST)
                 yield Span(start, end, self.label, source, hit_score)
+
+
+_SPEECH = re.compile(r"\b(?:uh|um|uh-huh|um-hum|huh|yeah|okay|gonna|you know|i mean)\b", re.IGNORECASE)
+#: the fewest words a written document has (a court case, a report); utterances and chat messages have fewer
+WRITTEN_MIN_WORDS = 100
+
+
+def is_written(text: str) -> bool:
+    """Whether a text reads as a written document: long (:data:`WRITTEN_MIN_WORDS` words or more) and with
+    hardly a speech filler ("uh", "you know", "yeah": at most one in 500 words)."""
+    words = len(text.split())
+    if words < WRITTEN_MIN_WORDS:
+        return False
+    return len(_SPEECH.findall(text)) * 500 <= words
 
 
 def near(hot: list[tuple[int, int]], start: int, end: int, window: int) -> bool:

@@ -115,6 +115,23 @@ def run_digits(surface: str) -> tuple[int, int, int]:
     return n, first, last
 
 
+_HOURS = frozenset("one two three four five six seven eight nine ten eleven twelve".split())
+_MINUTES = re.compile(r"(?:ten|fifteen|twenty|thirty|forty|fifty)(?:[\s-](?:one|two|three|four|five|six|seven|eight|nine))?"
+                      r"|oh[\s-](?:one|two|three|four|five|six|seven|eight|nine)|eleven|twelve|thirteen|fourteen|sixteen|"
+                      r"seventeen|eighteen|nineteen", re.IGNORECASE)
+
+
+def _clock_or_price(text: str, start: int, run: str) -> bool:
+    """"five thirty", "six fifteen", "two fifty": a time of day or a price said in words, not an id, unless a
+    code word stands before it ("extension six fifteen")."""
+    words = run.split(None, 1)
+    if len(words) != 2 or words[0].lower() not in _HOURS or not _MINUTES.fullmatch(words[1]):
+        return False
+    return not re.search(r"\b(?:extension|ext|code|number|no|apartment|apt|room|suite|box|unit|flight|route)"
+                         r"(?:\s+(?:is|was|number|no))?\W*$",
+                         text[max(0, start - 20):start], re.IGNORECASE)
+
+
 class NumberDetector(Detector):
     """Runs of 3+ digits, spelled out ("four five six"), written ("18403/91", "1,470,000") or mixed.
 
@@ -131,7 +148,7 @@ class NumberDetector(Detector):
     def find(self, text: str, source: str) -> Iterator[Span]:
         for m in _RUN_RE.finditer(text):
             n, first, last = run_digits(m.group())
-            if n >= self.min_digits:
+            if n >= self.min_digits and not _clock_or_price(text, m.start() + first, m.group()[first:last]):
                 # the span is just the number: no leading "oh", no trailing separators; a "+" stays
                 start = m.start() + first
                 start -= start > 0 and text[start - 1] == "+"
@@ -189,8 +206,10 @@ class DateDetector(PatternDetector):
         # day and year ("twenty two may two thousand and two")
         (r"\b" + _DAY + r"(?:\s+of)?\s+(?i:may)\b(?:,?\s+" + _YEAR + r"\b)?", 0.8),
         (r"(?i:\b" + _SPOKEN_DAY + r"(?:\s+of)?\s+may\s+" + _SPOKEN_YEAR + r")\b", 0.8),
-        # a year alone, spoken: "two thousand and seven", "nineteen ninety nine"
-        (r"(?i:\b" + _SPOKEN_YEAR + r")\b", 0.6),
+        # a year alone, spoken: "two thousand and seven", "nineteen ninety nine"; not a count ("two thousand
+        # applications", "nineteen twenty dollars")
+        (r"(?i:\b" + _SPOKEN_YEAR + r")\b(?:(?<!thousand)|(?!(?i:\s+(?:[a-z]+s|dollars?|bucks|percent|people|"
+         r"hundred|million)\b)))", 0.6),
         (r"\b(?i:may)\s+" + _DAY + r"(?:,?\s+\d{4})?\b|\b(?i:may),?\s+\d{4}\b", 0.8),
         # a part of a year: "first half of 1993"
         (r"(?i:\b(?:the\s+)?(?:beginning|end|middle|start|first\s+half|second\s+half|spring|summer|autumn|winter)"
@@ -228,17 +247,23 @@ class StreetAddressDetector(_DigitsDetector):
 _NUM_WORDS_RE = "|".join(sorted((w for w in _NUMBER_WORDS if w not in ("o", "oh", "double", "triple")),
                                 key=len, reverse=True))
 # an amount: digits ("1,470,000", "5,699.21") or number words ("twenty-four", "two hundred")
-_AMOUNT = (r"(?:\d[\d,.]*\d|\d|(?:" + _NUM_WORDS_RE + r"|hundred|thousand)(?:[\s-]+(?:"
-           + _NUM_WORDS_RE + r"|hundred|thousand|million|billion|point|and))*)(?:\s+(?:thousand|million|billion|bn|m))?")
+# number words in any case ("Three hundred dollars" starts a sentence)
+_AMOUNT = (r"(?:\d[\d,.]*\d|\d|(?i:(?:" + _NUM_WORDS_RE + r"|hundred|thousand)(?:[\s-]+(?:"
+           + _NUM_WORDS_RE + r"|hundred|thousand|million|billion|point|and))*))(?:\s+(?i:thousand|million|billion|bn|m))?")
 #: verbs ending in "s" that follow a number without counting anything ("the card ... expires")
 _COUNTED_VERBS = r"(?:expires|ends|starts|begins|goes|comes|means|says|does|has|was|is|gets|makes|takes|works|runs)"
 _UNIT = r"(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)"
 
 
 class DurationDetector(PatternDetector):
-    """Spans of time: "three years and nine months", "14 years", "two and a half years", "42 days"."""
+    """Spans of time: "three years and nine months", "14 years", "two and a half years", "42 days".
+
+    Written documents only (``WRITTEN_ONLY``): in a court case "14 years" is a sentence served, in a
+    phone call "two years" is how long someone had a car.
+    """
 
     label = "DURATION"
+    WRITTEN_ONLY = True
     PATTERNS = ((r"\b" + _AMOUNT + r"(?:\s+and\s+a\s+half)?[\s-]+" + _UNIT + r"\b"
                  r"(?:\s+and\s+" + _AMOUNT + r"[\s-]+" + _UNIT + r"\b)?", 0.6),)
     FLAGS = re.IGNORECASE
@@ -247,7 +272,8 @@ class DurationDetector(PatternDetector):
 _CURRENCY_CODES = ("EUR|USD|GBP|CHF|TRY|TRL|YTL|ATS|DEM|FRF|ITL|ESP|NLG|BEF|PLN|SEK|NOK|DKK|ISK|RUB|UAH|"
                    "HUF|CZK|SKK|BGN|RON|HRK|SIT|GRD|CYP|MTL|LTL|LVL|EEK|AMD|AZN|GEL|MDL|RSD|MKD|ALL|BAM|"
                    "JPY|CNY|INR|CAD|AUD")
-_CURRENCY_WORDS = (r"(?:(?i:new|old)\s+)?(?:(?i:[a-z]+)\s+)?(?i:euros?|dollars?|pounds?(?:\s+sterling)?|"
+# "pounds" only as sterling: alone it weighs far more often than it pays ("a hundred pound dog")
+_CURRENCY_WORDS = (r"(?:(?i:new|old)\s+)?(?:(?i:[a-z]+)\s+)?(?i:euros?|dollars?|pounds?\s+sterling|"
                    r"liras?|lire|marks?|schillings?|francs?|zlotys?|kronor|kroner|kronur|kronas?|roubles?|"
                    r"rubles?|hryvnias?|forints?|korunas?|lei|levs?|kunas?|dinars?|drachmas?|cents?|bucks)")
 _MEASURES = (r"(?:km/h|mph|kilometres?|kilometers?|km|metres?|meters?|square\s+met(?:re|er)s?|sq\.?\s?m|m²|"
@@ -282,9 +308,13 @@ class MoneyDetector(PatternDetector):
 
 
 class QuantityDetector(PatternDetector):
-    """Measured quantities: "50 metres", "26 km/h", "3.5 hectares", "12 per cent"; counted things: "79 packages"."""
+    """Measured quantities: "50 metres", "26 km/h", "3.5 hectares", "12 per cent"; counted things: "79 packages".
+
+    Written documents only (``WRITTEN_ONLY``): conversation is full of "two dogs" and "forty miles".
+    """
 
     label = "QUANTITY"
+    WRITTEN_ONLY = True
     MERGE_OVERLAPS = True
     PATTERNS = ((r"\b" + _AMOUNT + r"\s?" + _MEASURES + r"(?![\w/])", 0.6),
                 # counted things: "79 packages", "seven other persons", "fifty-five hearings"; not the

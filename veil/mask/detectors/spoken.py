@@ -32,7 +32,9 @@ _SPELL_RE = re.compile(r"(?<![\w'’-])" + _SPELL_ITEM + r"(?:" + _SPELL_SEP + _
 _ITEM_RE = re.compile(r"(double\s+)?(" + _LETTER + r")(?:\s+(?:as|like)\s+in\s+([\w'’-]+)|\s+for\s+([\w'’-]+))?\.?",
                       re.IGNORECASE)
 # letter runs that are everyday acronyms, not spellings of a name
-ACRONYMS = frozenset("usa uk fbi cia atm dvd cnn nba nfl abc nbc cbs ibm ups irs ceo tv pc ok aka asap diy faq".split())
+ACRONYMS = frozenset("""usa uk fbi cia atm dvd cnn nba nfl abc nbc cbs ibm ups irs ceo tv pc ok aka asap diy faq
+ phd vcr cpa mba mfa bbc fda epa nasa aids hiv ira iras rv suv gmc bmw cd cds abs ac dc nyc cpr gpa ged rn emt ssn
+ vip pta ymca aarp eds nfc afc mtv espn hbo pbs npr rca jfk""".split())
 # words that may sit between a name and its spelling ("smith that's s m i t h")
 _BRIDGE = frozenset("that's thats that is it's its spelled spelt spelling like as uh um er yes yeah so".split())
 _WORD_RE = re.compile(r"[\w'’-]+")
@@ -68,9 +70,13 @@ class SpelledNameDetector(Detector):
             letters, cut = _letters(m.group())
             run = m.group()[:cut]
             explicit = " as in " in run.lower() or " like in " in run.lower() or " for " in run.lower()
-            if len(letters) < (2 if explicit else 3) or set(letters) <= {"a", "i"} or letters in ACRONYMS:
-                continue
             start, end = m.start(), m.start() + cut
+            # "a C N N", "I R A s": an acronym after the article or the pronoun, maybe plural
+            bare = letters[1:] if letters[:1] in ("a", "i") and re.match(r"[aAiI]\s", run) else letters
+            if len(letters) < (2 if explicit else 3) or set(letters) <= {"a", "i"} or \
+                    {letters, bare, letters[:-1] if letters.endswith("s") else letters,
+                     bare[:-1] if bare.endswith("s") else bare} & ACRONYMS:
+                continue
             if text[end - 1] == "." and not re.search(r"\.\s*" + _LETTER + r"\.$", run):
                 end -= 1  # a sentence's full stop after plain letters
             start, end = self._with_spelled_word(text, start, end, letters)
@@ -144,7 +150,9 @@ _SUFFIX = (r"(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|cou
            r"terrace|parkway|pkwy|highway|hwy|circle|cir|trail|alley|plaza|crescent|close|grove|row|walk)")
 _UNIT = r"(?:apartment|apt|suite|unit|room|floor|number)"
 _STREET_NAME_STOP = frozenset("""the a an and or of in on at to for is was my our your his her their this that it
-i we you he she they live lives living moved from near by with""".split())
+i we you he she they live lives living moved from near by with minute minutes hour hours mile miles block blocks foot
+feet hundred thousand certain other same long right wrong different only whole day days year years week weeks
+square inch inches yard yards""".split())
 _ADDRESS_RE = re.compile(
     r"(?<![\w'’-])(?P<num>" + _NUM_WORD + r"(?:[\s-]+(?:and\s+)?" + _NUM_WORD + r"){0,5})\s+"
     r"(?P<name>(?:" + _ORDINAL_WORD + r"|[^\W\d_][\w'’-]*)(?:\s+[^\W\d_][\w'’-]*){0,2})\s+" + _SUFFIX + r"\b\.?"

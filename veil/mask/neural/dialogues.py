@@ -36,6 +36,30 @@ TLDS = ("com", "net", "org", "co dot uk", "edu")
 STREET_SUFFIXES = ("street", "avenue", "road", "lane", "drive", "court", "boulevard", "way", "place", "circle")
 
 
+# everyday call-centre talk with no personal data: words a tagger trained on spoken e-mails and addresses
+# mistakes for them ("at", "dot", "from", "bank", "card", "new", "small", "school"); {x} is one of THINGS
+CHATTER = (
+    "i'm calling from work so i might have to go", "i'm at home right now", "we were at the store when it happened",
+    "i got a new {x} the other day", "the new {x} stopped working", "it's a small {x} nothing fancy",
+    "the card reader at the bank was broken", "my card got declined at the pump", "i dropped the kids at school",
+    "the school called about the bus", "can you hold on a second", "let me grab a pen", "sorry the dog is barking",
+    "there's a little red dot on the screen", "click on the dot in the corner", "we'll be at the lake this weekend",
+    "i just got back from the gym", "he's out at the park with the kids", "the {x} is making a weird noise",
+    "i bought a small {x} from the hardware store", "it came from the warehouse yesterday", "is that the new model",
+    "the bank is closed on sundays", "i'll stop by the bank after lunch", "it's a new account i think",
+    "um yeah i can do that", "uh i'm not sure", "oh okay that makes sense", "hmm let me think", "uh huh yeah",
+    "we had a flat tire on the way", "the {x} in the kitchen leaks", "i fixed the {x} myself", "that's all i needed",
+    "thanks for your help", "hi how are you today", "good morning", "you're welcome have a nice day",
+    "i'll check on that for you", "what's the new due date", "the old {x} still works fine", "we moved the {x} upstairs",
+    "i need a new {x} for the garage", "my daughter wants a bike for school", "he's at practice until six",
+    "i'll be at my desk all afternoon", "we ordered pizza from that place downtown", "i read it online somewhere",
+    "the {x} from the other company was cheaper", "the new one is smaller", "this is the second time i've called",
+)
+THINGS = ("freezer", "treadmill", "heater", "dishwasher", "router", "printer", "microwave", "washer", "dryer",
+          "thermostat", "vacuum", "fridge", "lawn mower", "phone charger", "coffee maker", "garage door", "sink",
+          "toaster", "furnace", "air conditioner", "tablet", "laptop", "tv", "blender", "bike", "car seat")
+
+
 class _Dialogue:
     """Builds one text from pieces; a piece with a type becomes a span."""
 
@@ -195,7 +219,8 @@ class DialogueGenerator:
         d.say(pre, (company.lower() if self.rng.random() < 0.7 else company, "ORG"), mid, (agent.lower(), "PER"), post)
         steps: list[Callable[[_Dialogue, str, str], None]] = [self._name_turn, self._spell_turn, self._email_turn,
                                                                self._phone_turn, self._address_turn, self._dob_turn,
-                                                               self._number_turn, self._filler_turn]
+                                                               self._number_turn, self._filler_turn, self._chatter_turn,
+                                                               self._chatter_turn]
         self.rng.shuffle(steps)
         for step in steps[:self.rng.randint(3, len(steps))]:
             step(d, first, last)
@@ -224,7 +249,8 @@ class DialogueGenerator:
     def _phone_turn(self, d: _Dialogue, first: str, last: str) -> None:
         digits = f"{self.rng.randint(201, 989)}{self.rng.randint(200, 999)}{self.rng.randint(0, 9999):04d}"
         d.say(self.rng.choice(("what's the best number to reach you", "can i get a callback number")))
-        d.say(self.rng.choice(("it's ", "sure ", "")), (self.grouped([digits[:3], digits[3:6], digits[6:]]), "PHONE"))
+        d.say(self.rng.choice(("it's ", "sure ", "", "you can reach me at ", "call me at ", "i'm at ")),
+              (self.grouped([digits[:3], digits[3:6], digits[6:]]), "PHONE"))
 
     def _address_turn(self, d: _Dialogue, first: str, last: str) -> None:
         d.say(self.rng.choice(("and the address on file", "what's your street address", "where should we ship it")))
@@ -259,6 +285,12 @@ class DialogueGenerator:
             d.say(f"what's your {kind} number")
             d.say(self.rng.choice(("it's ", "", "um ")), (self.number(n), "ID"))
 
+    def _chatter_turn(self, d: _Dialogue, first: str, last: str) -> None:
+        line = self.rng.choice(CHATTER).replace("{x}", self.rng.choice(THINGS))
+        if self.rng.random() < 0.4:
+            line = self.rng.choice(("uh ", "um ", "oh ", "well ", "yeah ", "so ")) + line
+        d.say(line if self.rng.random() < 0.6 else line[0].upper() + line[1:] + ".")
+
     def _filler_turn(self, d: _Dialogue, first: str, last: str) -> None:
         d.say(self.rng.choice(("one moment while i pull that up", "ok i see the account here",
                                "i'm gonna put you on a brief hold", "my wife mary said i should call",
@@ -268,6 +300,8 @@ class DialogueGenerator:
         if text.startswith("yeah i called"):
             who = text.rsplit(" ", 1)[1]
             d.spans.append((d.len - len(who), d.len, "PER"))
+            when = d.len - len(text) + len("yeah i called ")
+            d.spans.append((when, when + len("last week"), "DATE"))
         elif text.startswith("my wife mary"):
             start = d.len - len(text) + len("my wife ")
             d.spans.append((start, start + 4, "PER"))

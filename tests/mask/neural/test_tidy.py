@@ -1,0 +1,125 @@
+"""Span hygiene of the neural tagger (``veil.mask.neural.tagger.tidy``): (text, tagger spans, expected spans) tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from veil.mask.neural.tagger import tidy
+from veil.types import Span
+
+
+def _spans(text, marked):
+    """``[("surface", TYPE), ...]`` -> spans at the first occurrence of each surface after the previous one
+    (a surface given twice in a row is the same place twice: two pieces of one word)."""
+    out, pos = [], 0
+    for surface, kind in marked:
+        i = text.find(surface, pos)
+        if i < 0:
+            i = text.rindex(surface, 0, pos + len(surface))
+        out.append(Span(i, i + len(surface), kind, "neural_tagger", 0.9))
+        pos = i + 1
+    return out
+
+
+CASES = [
+    # greetings, fillers and sentence punctuation stay outside
+    ("Thanks Maria. Bye.", [("Thanks Maria.", "PER")], [("Maria", "PER")]),
+    ("Hi, this is Maria Lopez from Denver", [("Hi, this is Maria", "PER"), ("Lopez", "PER"), ("from", "EMAIL"),
+                                             ("Denver", "LOC")], [("Maria Lopez", "PER"), ("Denver", "LOC")]),
+    ("Uh, Dallas is hot", [("Uh, Dallas", "LOC")], [("Dallas", "LOC")]),
+    ("Well, Bill, it's been nice", [("Well, Bill,", "PER")], [("Bill", "PER")]),
+    ("we read the Washington Post", [("the Washington Post", "ORG")], [("Washington Post", "ORG")]),
+    # a first and a last name are one span; the same word found twice is one
+    ("Call John Smith at 555-123-4560.", [("John", "PER"), ("Smith", "PER"), ("at", "EMAIL"), ("555-123-4560.", "PHONE")],
+     [("John Smith", "PER"), ("555-123-4560", "PHONE")]),
+    ("ask for okafor", [("okafor", "PER"), ("okafor", "PER")], [("okafor", "PER")]),
+    ("Tom, Judy and me", [("Tom", "PER"), ("Judy", "PER")], [("Tom", "PER"), ("Judy", "PER")]),
+    # a title with its name: the name is one span, the title stays ("Dr. [PERSON_NAME_1]")
+    ("Dr. Sarah Connor called", [("Dr.", "PER"), ("Sarah Connor", "PER")], [("Sarah Connor", "PER")]),
+    ("Dr. Sarah Connor called", [("Dr. Sarah", "PER"), ("Connor", "PER")], [("Sarah Connor", "PER")]),
+    ("Mr. and Mrs. Smith", [("Mr.", "PER"), ("Mrs. Smith", "PER")], [("Smith", "PER")]),
+    # context words stay outside numbers
+    ("My zip is 94110, card 4111 1111 1111 1111", [("zip is 94110,", "ADDR"), ("card 4111 1111 1111 1111", "ID")],
+     [("94110", "ADDR"), ("4111 1111 1111 1111", "ID")]),
+    ("card number 4111 1111 1111 1111 please", [("card number 4111 1111 1111 1111", "ID")],
+     [("4111 1111 1111 1111", "ID")]),
+    ("i live at twenty two baker street", [("at twenty two baker street", "ADDR")],
+     [("twenty two baker street", "ADDR")]),
+    ("send it to 22 Elm Dr. please", [("22 Elm Dr.", "ADDR")], [("22 Elm Dr.", "ADDR")]),
+    ("St. Louis is nice", [("St. Louis", "LOC")], [("St. Louis", "LOC")]),
+    # a span that cannot be its type is dropped
+    ("Northwind Bank, Priya speaking.", [("Northwind", "ORG"), ("Bank", "EMAIL"), ("Priya", "PER")],
+     [("Northwind", "ORG"), ("Priya", "PER")]),
+    ("we met at the dot com party", [("at", "EMAIL"), ("dot", "EMAIL")], []),
+    ("we met at the dot com party", [("at the dot", "EMAIL")], []),
+    ("it was 3.5 out of five", [(".", "PHONE")], []),
+    ("it was 3.5 out of five", [("3.5", "PHONE")], []),
+    ("the bike is new", [("bike", "ADDR")], []),
+    ("my email is john dot smith at gmail dot com", [("john dot smith at gmail dot com", "EMAIL")],
+     [("john dot smith at gmail dot com", "EMAIL")]),
+    ("write to jo@example.com.", [("jo@example.com.", "EMAIL")], [("jo@example.com", "EMAIL")]),
+    ("call five five five one two one two", [("five five five one two one two", "PHONE")],
+     [("five five five one two one two", "PHONE")]),
+    # dates and ages keep their own words
+    ("we moved here last year", [("last year", "DATE")], [("last year", "DATE")]),
+    ("she's a three year old", [("a three year old", "AGE")], [("three year old", "AGE")]),
+]
+
+
+@pytest.mark.parametrize("text,found,expected", CASES)
+def test_tidy(text, found, expected):
+    got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
+    assert got == expected
+
+
+@pytest.mark.parametrize("text,found,expected", [
+    ("Mijail C Adomo signed", [("Mijail", "PER"), ("Adomo", "PER")], [("Mijail C Adomo", "PER")]),
+    ("mr i grainger wrote", [("i grainger", "PER")], [("i grainger", "PER")]),
+    ("it was four years", [("four years", "DATE")], []),
+    ("i called last week", [("last week", "DATE")], [("last week", "DATE")]),
+    ("in eighty-nine", [("eighty-nine", "DATE")], [("eighty-nine", "DATE")]),
+    ("about ninety-four thousand miles", [("ninety-four thousand", "PHONE")], []),
+    ("zip is nine four one one oh", [("nine four one one oh", "ADDR")], [("nine four one one oh", "ADDR")]),
+])
+def test_tidy_numbers_and_initials(text, found, expected):
+    got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
+    assert got == expected
+
+
+@pytest.mark.parametrize("text,found,expected", [
+    ("I work for T I in Dallas", [("T", "ORG")], [("T I", "ORG")]),
+    ("we're in the Dallas area", [("Dallas area", "LOC")], [("Dallas", "LOC")]),
+    ("we like American cars", [("American", "MISC")], []),
+    ("a Mazda R X seven", [("Mazda R X seven", "MISC")], [("Mazda R X seven", "MISC")]),
+    ("a fourteen inch screen", [("fourteen inch", "ADDR")], []),
+    ("fifty two Søndergade", [("fifty two Søndergade", "ADDR")], [("fifty two Søndergade", "ADDR")]),
+    ("one two three main", [("one two three main", "ADDR")], [("one two three main", "ADDR")]),
+])
+def test_tidy_conversation(text, found, expected):
+    got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
+    assert got == expected
+
+
+@pytest.mark.parametrize("text,found,expected", [
+    ("we bought a V C R", [("V", "ORG")], []),
+    ("we watch T V a lot", [("T V", "PER")], []),
+    ("I love watermelon", [("watermelon", "PER")], []),
+    ("she likes crayons", [("crayons", "ORG")], []),
+    ("thanks Bill", [("Bill", "PER")], [("Bill", "PER")]),
+    ("we drove a Ford", [("Ford", "ORG")], [("Ford", "ORG")]),
+    ("in the Air Force", [("Air Force", "ORG")], [("Air Force", "ORG")]),
+    ("fifty billion dollars", [("fifty billion", "DATE")], []),
+])
+def test_tidy_everyday_words_and_acronyms(text, found, expected):
+    got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
+    assert got == expected
+
+
+def test_tidy_titled_names_and_nationalities():
+    text = "the court acquitted ms melahat filiz of the charges"
+    got = tidy(text, _spans(text, [("melahat", "PER")]))
+    assert [(text[s.start:s.end], s.label) for s in got] == [("melahat filiz", "PER")]
+    said = "we like American cars"
+    assert tidy(said, _spans(said, [("American", "MISC")])) == []
+    court = "The applicant, a Swedish national, " + "was heard by the court on that day. " * 20
+    assert [court[s.start:s.end] for s in tidy(court, _spans(court, [("Swedish", "MISC")]))] == ["Swedish"]

@@ -1,0 +1,464 @@
+"""Detect and mask stage: DLP detectors for quasi-identifiers people say about themselves on the phone.
+
+Ages, dates of life events, occupations, health and nationality / religion narrow down who a speaker
+is ("my daughter's a nurse", "he's ninety", "we moved here a couple of years ago", "she had
+chicken pox"). Said in passing they are everywhere in call transcripts; said about nobody ("nurses
+are underpaid", "two years is a long time") they are not personal. These detectors read the words
+around a term, case-insensitively, so they work alike on written, lower-cased and speech-recognised
+text (numbers as words: "twenty-five years old", "in her mid eighties"):
+
+- :class:`SpokenAgeDetector` (AGE): "a three year old", "five and a half years old", "he's ninety",
+  "one is twenty-one", "in their seventies", "ten years older than me";
+- :class:`LifeEventDateDetector` (DATE): "a few months ago", "last year", "this past summer", "next
+  week", "on Sunday", "bought one in eighty-nine", "from seventy-six to eighty";
+- :class:`OccupationDetector` (OCCUPATION): a job title after "I'm a", "she's a", "who's an", "works
+  as a" ("school teacher", "quality manager"), a field after "I'm in", "worked in" ("construction",
+  "public relations", "the retail milk business"); lexicons in ``veil/data/quasi``;
+- :class:`HealthDetector` (DEMOGRAPHIC): a condition someone has, had, suffers from, is treated for
+  or died of ("asthma", "chicken pox", "Alzheimer's disease", "a dialysis patient");
+- :class:`NationalityDetector` (DEMOGRAPHIC): a nationality, ethnicity or religion said of a person
+  ("she's Catholic", "I'm half Italian", "Spanish people", "a Mexican family");
+- :class:`ServiceDetector` (ORGANIZATION_NAME): the armed service someone is in or served in ("my husband
+  was in the Air Force");
+- :class:`SpokenPriceDetector` (MONEY): a price in hundreds without its currency ("I sold it for
+  forty-two hundred").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+from veil.mask.detectors.base import Detector
+from veil.types import Span
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "quasi"
+
+_UNITS = "one two three four five six seven eight nine".split()
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+# a number a person's age can be: 1-110 in digits or words ("twenty-five", "twenty five", "a hundred and two")
+_NUM = (r"(?:\d{1,3}|(?:" + "|".join(_TENS) + r")(?:[\s-](?:" + "|".join(_UNITS) + r"))?|"
+        + "|".join(_TEENS + _UNITS) + r"|(?:a|one)\s+hundred(?:\s+and\s+(?:" + "|".join(_TEENS + _UNITS) + r"))?)")
+_NUMS = _NUM + r"(?:\s+and\s+a\s+half)?(?:\s+(?:or|to)\s+" + _NUM + r")?"
+_DECADE = r"(?:twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties|teens)"
+# fillers that may stand anywhere in speech ("he's, uh, ninety")
+_FILL = r"(?:(?:,?\s+(?:uh|um|er|ah|oh|you\s+know|like|well|i\s+think|i\s+guess))*,?)"
+# who can have an age: pronouns and the people one talks about
+_PERSON = (r"(?:i|he|she|you|they|we|one|who|other|son|daughter|boy|girl|kid|baby|brother|sister|mother|father|"
+           r"mom|mum|dad|husband|wife|grandmother|grandfather|grandma|grandpa|granddaughter|grandson|aunt|uncle|"
+           r"niece|nephew|cousin|friend|neighbor|neighbour|oldest|youngest|eldest|middle\s+one|little\s+one)")
+_BE = r"(?:'s|’s|'m|’m|'re|’re|\s+is|\s+am|\s+are|\s+was|\s+were|\s+turned|\s+turns|\s+turning|\s+will\s+be|'ll\s+be)"
+_HEDGE = r"(?:(?:only|just|about|almost|nearly|over|under|probably|maybe|right\s+on|like|around|barely|now|still|already)\s+)*"
+# what may follow an age said alone ("she's five," "he's ninety now"); never a unit ("he's five feet")
+_AGE_END = (r"(?=\s*[,.?!;:]|\s*$|\s+(?:and|or|now|right|this|next|in|when|but|so|then|i|you|he|she|they|we|"
+            r"already|yet|too|last|going|though|uh|um|and\s+a\s+half)\b)")
+
+
+class SpokenAgeDetector(Detector):
+    """Ages of people, as said: "three year old", "five and a half years old", "he's ninety", "in her mid eighties"."""
+
+    label = "AGE"
+    _PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
+        # "a three year old", "twenty-five years old", "nine months old", "five and a half years old"
+        r"(?<![\w-])(?P<hit>(?:a\s+couple\s+(?:of\s+)?|a\s+few\s+)?" + _NUMS +
+        r"[\s-]+(?:years?|yrs?|months?|weeks?)[\s-]+olds?)\b",
+        # "in her mid eighties", "in their seventies", "early twenties"
+        r"\b(?:in\s+)?(?:his|her|their|my|your|our)\s+(?P<hit>(?:(?:early|mid|middle|late)[\s-]+)?" + _DECADE + r")\b",
+        # "ten years older than me", "a couple years younger"
+        r"(?<![\w-])(?P<hit>(?:a\s+couple\s+(?:of\s+)?|a\s+few\s+|" + _NUMS + r"\s+)(?:years?|months?)\s+(?:older|younger))\b",
+        # "he's ninety", "she's only five", "one is twenty-one", "they're five and three and nineteen months"
+        r"\b" + _PERSON + _BE + _FILL + r"\s+" + _HEDGE + r"(?P<hit>" + _NUMS +
+        r"(?:\s+(?:years?|months?)(?:\s+old)?)?(?:(?:,\s*|\s+)(?:and\s+)?" + _NUMS + r"(?:\s+(?:years?|months?)"
+        r"(?:\s+old)?)?)*)" + _AGE_END,
+        # "two boys, twelve and sixteen", "the kids are seven and nine"
+        r"\b(?:boys|girls|kids|children|sons|daughters|grandchildren|grandkids|ones)(?:,|\s+are|\s+who\s+are|\s+aged)?"
+        r"\s+(?P<hit>" + _NUM + r"(?:(?:,\s*|\s+)(?:and\s+)?" + _NUM + r")+)\b",
+        # "age of forty", "aged seven", "at age sixty-five", "turned fifty"
+        r"\b(?:aged?|age\s+of|ages\s+of)\s+(?P<hit>" + _NUMS + r")\b(?!\s*(?:%|percent|dollars?|cents?|miles?|feet|foot))",
+    )]
+
+    #: an age said of a thing, not a person ("it was nine years old", "the house is thirty years old")
+    _THING = re.compile(r"\b(?:it|it's|its|that's|car|cars|house|home|truck|building|cat|dog|puppy|kitten|horse|van)\b"
+                        r"(?: [\w']+){0,5} $")
+    #: an age before a thing is the thing's ("a four year old Subaru", "a two year old car")
+    _THING_AFTER = re.compile(r"\s+(?:[A-Z][a-z]+|car|cars|truck|van|house|home|dog|cat|puppy|kitten|horse|computer|"
+                              r"model|tires|building|bike|boat|tv|television|refrigerator|roof)\b")
+
+    #: a cheap test first: most utterances hold no number at all
+    _MAY = re.compile(r"\d|\b(?:" + "|".join(_UNITS + _TEENS + _TENS) + r"|" + _DECADE + r"|couple|few)", re.IGNORECASE)
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        if not self._MAY.search(text):
+            return
+        out = []
+        for k, pattern in enumerate(self._PATTERNS):
+            for m in pattern.finditer(text):
+                s, e = m.span("hit")
+                if k == 0 and (self._THING.search(_before(text, s)) or self._THING_AFTER.match(text, e)):
+                    continue
+                out.append(Span(s, e, self.label, source, 0.75))
+        yield from _merged(out)
+
+
+_DAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_SEASONS = r"(?:summer|winter|spring|fall|autumn|christmas|thanksgiving|easter|semester|weekend)"
+_MONTHS = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december)")
+_PERIOD = r"(?:days?|weeks?|weekends?|months?|years?|decades?|" + "mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
+_YEAR2 = r"(?:(?:" + "|".join(_TENS[3:]) + r")(?:[\s-](?:" + "|".join(_UNITS) + r"))?)"  # fifty .. ninety-nine
+_YEAR4 = r"(?:(?:nineteen|twenty)\s+" + _YEAR2 + r"|(?:19|20)\d\d)"
+
+
+class LifeEventDateDetector(Detector):
+    """When something happened in a speaker's life: "a few months ago", "last year", "this past summer", "in eighty-nine"."""
+
+    label = "DATE"
+    _PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
+        # "a couple of years ago", "about ten months ago", "Christmas a year ago", "two and a half years ago"
+        r"\b(?P<hit>(?:" + _SEASONS + r"\s+)?(?:(?:about|almost|nearly|over|just|only|maybe|probably|some)\s+)?"
+        r"(?:a|an|one|a\s+few|a\s+couple(?:\s+of)?|several|many|" + _NUM + r")(?:\s+and\s+a\s+half)?\s+"
+        + _PERIOD + r"\s+ago)\b",
+        # "last year", "next week", "this past summer", "this last weekend", "last night"
+        r"\b(?P<hit>(?:last|next|this\s+past|this\s+coming|this\s+last|the\s+past)\s+(?:" + _SEASONS + r"|week|month|"
+        r"year|night|" + _DAYS + r"|" + _MONTHS + r"))\b",
+        # "on Sunday", "last Friday"
+        r"\b(?:on|this|last|next|since|until|by)\s+(?P<hit>" + _DAYS + r")\b",
+        # "in August", "since early March" (a month in any case: speech recognition writes "in august")
+        r"\b(?:in|since|until|by|last|next|this)\s+(?P<hit>(?:early\s+|late\s+|mid\s+)?(?:january|february|march|april|"
+        r"june|july|august|september|october|november|december))\b",
+        # "in a couple of weeks", "in a few months": what is coming ("I get married in a couple of weeks")
+        r"\b(?P<hit>in\s+(?:a\s+couple(?:\s+of)?|a\s+few|" + _NUM + r")\s+(?:weeks|months))\b",
+        # a year of one's life, two-digit as people say it: "bought one in eighty-nine", "in ninety."
+        r"\b(?:in|since|until|from|of|back\s+in)\s+(?P<hit>(?:" + _YEAR4 + r"|" + _YEAR2 + r")"
+        r"(?:(?:\s*,\s*|\s+)(?:and\s+|or\s+)?(?:" + _YEAR4 + r"|" + _YEAR2 + r"))*"
+        r"(?:\s+(?:to|through|till|until)\s+(?:" + _YEAR4 + r"|" + _YEAR2 + r"))?)(?=\s*[,.?!;]|\s*$|\s+(?:and|when|to|or|i|we|he|she|they)\b)",
+        # "from seventy-six to eighty"
+        r"\bfrom\s+(?P<hit>(?:" + _YEAR4 + r"|" + _YEAR2 + r")\s+(?:to|till|until)\s+(?:" + _YEAR4 + r"|" + _YEAR2 + r"))\b",
+    )]
+
+    _MAY = re.compile(r"\b(?:ago|last|next|past|weeks|months|" + _DAYS + r"|" + _MONTHS + r"|nineteen|twenty|fifty|"
+                      r"sixty|seventy|eighty|ninety)|\b(?:19|20)\d\d\b", re.IGNORECASE)
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        if not self._MAY.search(text):
+            return
+        out = []
+        for pattern in self._PATTERNS:
+            for m in pattern.finditer(text):
+                s, e = m.span("hit")
+                out.append(Span(s, e, self.label, source, 0.7))
+        yield from _merged(out)
+
+
+def _merged(spans: list[Span]) -> list[Span]:
+    """One span per stretch several patterns found (the union)."""
+    from veil.mask.placeholders import merge_spans
+
+    return merge_spans(spans)
+
+
+# --- lexicon detectors ------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def _read_lines(name: str) -> list[str]:
+    return [ln.strip().lower() for ln in (DATA / name).read_text(encoding="utf-8").splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def _key(term: str) -> tuple[str, ...]:
+    """A term as lower-case word tuple, hyphens and apostrophes as separate words ("baby-sitter" -> baby sitter)."""
+    return tuple(w for w in re.split(r"[^\w]+|_", term.lower().replace("’", "'")) if w)
+
+
+@lru_cache(maxsize=1)
+def occupation_terms() -> frozenset[tuple[str, ...]]:
+    """Everyday job titles (``occupations_spoken.txt``) and Faker's job titles (the part before a comma)."""
+    from faker.providers.job import Provider
+
+    terms = set(_read_lines("occupations_spoken.txt"))
+    for job in Provider.jobs:
+        head = job.split(",")[0].strip().lower()
+        if head and not any(c in head for c in "/()-"):
+            terms.add(head)
+    return frozenset(_key(t) for t in terms) - _NOT_JOBS
+
+
+#: pieces of Faker's titles that are everyday words, not jobs ("Copy" of "Copy, advertising", "Land" of "Land/geomatics")
+_NOT_JOBS = frozenset({("copy",), ("make",), ("land",), ("sub",), ("model",), ("buyer",), ("dealer",)})
+
+
+@lru_cache(maxsize=1)
+def field_terms() -> frozenset[tuple[str, ...]]:
+    return frozenset(_key(t) for t in _read_lines("fields_of_work.txt"))
+
+
+@lru_cache(maxsize=1)
+def health_terms() -> frozenset[tuple[str, ...]]:
+    return frozenset(_key(t) for t in _read_lines("health_terms.txt"))
+
+
+@lru_cache(maxsize=1)
+def group_terms() -> frozenset[tuple[str, ...]]:
+    """Nationalities (countryinfo's demonyms), religions and ethnic groups."""
+    from veil.mask.quasi import nationalities
+
+    terms = {t.lower() for t in nationalities()} | set(_read_lines("religions.txt"))
+    terms -= {"white", "black"}  # colours far more often than people
+    return frozenset(_key(t) for t in terms)
+
+
+def _plural(words: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """A term's lookup keys for a word run that may be plural ("teachers", "nurses", "salesmen")."""
+    last = words[-1]
+    keys = [words]
+    if last.endswith("men"):
+        keys.append(words[:-1] + (last[:-3] + "man",))
+    if last.endswith("ies"):
+        keys.append(words[:-1] + (last[:-3] + "y",))
+    if last.endswith("es"):
+        keys.append(words[:-1] + (last[:-2],))
+    if last.endswith("s"):
+        keys.append(words[:-1] + (last[:-1],))
+    return keys
+
+
+def _last_words(terms: frozenset[tuple[str, ...]]) -> frozenset[str]:
+    """Every form the last word of a term can take in a text (plurals too): a text without one holds no term."""
+    out: set[str] = set()
+    for t in terms:
+        w = t[-1]
+        out |= {w, w + "s", w + "es"}
+        if w.endswith("y"):
+            out.add(w[:-1] + "ies")
+        if w.endswith("man"):
+            out.add(w[:-3] + "men")
+    return frozenset(out)
+
+
+_LOWER_WORD = re.compile(r"[^\W\d_]+")
+
+
+@lru_cache(maxsize=16)
+def _words_of(text: str) -> list[tuple[int, int, str]]:
+    """The lower-case words of a text, hyphenated and apostrophe words split ("baby-sitter", "alzheimer's").
+
+    Cached: the lexicon detectors run one after another on the same text.
+    """
+    flat: list[tuple[int, int, str]] = []
+    for m in _TOKEN.finditer(text):
+        pos, w = m.start(), m.group().lower().replace("’", "'")
+        for part in re.split(r"(['-])", w):
+            if part in ("'", "-"):
+                pos += 1
+                continue
+            if part:
+                flat.append((pos, pos + len(part), part))
+                pos += len(part)
+    return flat
+
+
+class _LexiconDetector(Detector):
+    """Finds lexicon terms (longest first, up to :attr:`MAX_WORDS` words) whose context says they are about a person."""
+
+    MAX_WORDS = 4
+    SCORE = 0.7
+
+    def __init__(self) -> None:
+        self._last = _last_words(self.terms())
+
+    def terms(self) -> frozenset[tuple[str, ...]]:
+        raise NotImplementedError
+
+    def accept(self, text: str, words: list[tuple[int, int, str]], i: int, j: int) -> tuple[int, int] | None:
+        """The span to report for the term ``words[i:j]``, or None when its context is not about a person."""
+        raise NotImplementedError
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        if self._last.isdisjoint(_LOWER_WORD.findall(text.lower())):
+            return
+        terms = self.terms()
+        flat = _words_of(text)
+        i = 0
+        while i < len(flat):
+            hit = None
+            for n in range(min(self.MAX_WORDS, len(flat) - i), 0, -1):
+                run = tuple(w for _, _, w in flat[i:i + n])
+                if any(k in terms for k in _plural(run)):
+                    span = self.accept(text, flat, i, i + n)
+                    if span is not None:
+                        hit = (n, span)
+                    break
+            if hit is None:
+                i += 1
+                continue
+            n, (s, e) = hit
+            yield Span(s, e, self.label, source, self.SCORE)
+            i += n
+
+
+def _before(text: str, start: int, chars: int = 60) -> str:
+    """The lower-cased text before ``start`` (fillers and commas squeezed out) to test a context pattern on."""
+    left = text[max(0, start - chars):start].lower().replace("’", "'")
+    left = re.sub(r"\b(?:uh|um|er|ah|you know|i mean|well|like)\b", " ", left)
+    return re.sub(r"[\s,]+", " ", left)
+
+
+_COPULA = (r"(?:i'm|i am|i was|i've been|i'd been|he's|she's|he is|she is|he was|she was|he's been|she's been|"
+           r"who's|who is|who was|is|was|'s|are|were|we're|they're|be|been|become|became|becoming|being|"
+           r"work as|works as|worked as|working as|job as|career as|trained as)")
+# words that may stand between "a" and a job title without being part of it
+_MODIFIERS = frozenset("""full part time good great little big old new young very real really pretty former retired
+ professional successful busy lousy terrible wonderful nice fine excellent bad""".split())
+
+
+class OccupationDetector(_LexiconDetector):
+    """A job title said of someone ("I'm a nurse", "my sister's a principal") or a field one works in ("I'm in construction")."""
+
+    label = "OCCUPATION"
+    MAX_WORDS = 4
+    _A_TITLE = re.compile(r"\b" + _COPULA + r"(?: (?:still|now|also|just|really|actually|currently|basically|"
+                          r"always|only|both|all|once|then|originally))? (?:a|an|the)(?: \w+){0,2} $")
+    # plural titles need no article ("a lot of us are engineers", "they're both nurses")
+    _PLURAL_TITLE = re.compile(r"\b(?:are|were|we're|they're|both|all|as)(?: (?:both|all|still|now))? (?:\w+ )?$")
+    # someone one works for ("I baby-sat for a dentist", "she cleans for a lawyer")
+    _FOR_A = re.compile(r"\b(?:for|with) (?:a|an|the|my|our|his|her)(?: \w+)? $")
+    _IN_FIELD = re.compile(r"\b(?:i'm|i am|i was|he's|she's|he is|she is|he was|she was|we're|we were|i've been|\w+'s|"
+                           r"he's been|she's been|work|works|worked|working|job|jobs|career|been|back)"
+                           r"(?: (?:in|into|at))?(?: the)? $")
+    _FIELD_PHRASE = re.compile(r"\b(?:i'm|i am|i was|he's|she's|he is|she is|he was|she was|we're|we were|i've been|"
+                               r"work|works|worked|working)(?:,? uh)? in the(?P<hit>(?: [a-z]+){1,3} (?:business|industry|field))\b",
+                               re.IGNORECASE)
+    _TEACH = re.compile(r"\b(?:i|he|she|i'm|i am|he's|she's|am back|back to|still)(?P<hit> (?:substitute[ -])?teach(?:ing|es)?)\b",
+                        re.IGNORECASE)
+
+    def terms(self) -> frozenset[tuple[str, ...]]:
+        return occupation_terms() | field_terms()
+
+    def accept(self, text: str, words: list[tuple[int, int, str]], i: int, j: int) -> tuple[int, int] | None:
+        run = tuple(w for _, _, w in words[i:j])
+        field = any(k in field_terms() for k in _plural(run))
+        title = any(k in occupation_terms() for k in _plural(run))
+        left = _before(text, words[i][0])
+        plural = run not in occupation_terms()
+        if title and (self._A_TITLE.search(left) or self._FOR_A.search(left) or
+                      (plural and self._PLURAL_TITLE.search(left))):
+            start = i
+            # one modifier that belongs to the title ("quality manager", "licensed teacher")
+            if i > 0 and words[i - 1][2] not in _MODIFIERS and words[i - 1][2] not in ("a", "an", "the") and \
+                    re.search(r"\b(?:a|an|the) $", _before(text, words[i - 1][0])):
+                start = i - 1
+            return words[start][0], words[j - 1][1]
+        if field and self._IN_FIELD.search(left):
+            return words[i][0], words[j - 1][1]
+        return None
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        out = list(super().find(text, source))
+        low = text.lower()
+        for pattern, cue in ((self._FIELD_PHRASE, ("business", "industry", "field")), (self._TEACH, ("teach",))):
+            if not any(c in low for c in cue):
+                continue
+            for m in pattern.finditer(text):
+                s, e = m.span("hit")
+                while s < e and text[s] == " ":
+                    s += 1
+                out.append(Span(s, e, self.label, source, self.SCORE))
+        yield from _merged(out)
+
+
+class HealthDetector(_LexiconDetector):
+    """A health condition someone has, had, suffers from, is treated for or died of ("she had chicken pox")."""
+
+    label = "DEMOGRAPHIC"
+    _CONTEXT = re.compile(r"\b(?:has|had|have|having|got|gets|get|getting|contracted|caught|catch|develop|developed|"
+                          r"diagnosed with|suffering from|suffers from|suffered from|died of|died from|dying of|"
+                          r"recovering from|recovered from|treated for|treatment for|battling|fighting|on|to|for|"
+                          r"from|with)(?: (?:a|an|the|some|bad|severe|progressive|chronic|terminal|advanced|early|"
+                          r"mild|real|really|very|this|that|his|her|my|their|its|bad case of|case of|touch of|"
+                          r"form of|kind of|type of|bout of|stage|of|onset)){0,3} $")
+
+    def terms(self) -> frozenset[tuple[str, ...]]:
+        return health_terms()
+
+    def accept(self, text: str, words: list[tuple[int, int, str]], i: int, j: int) -> tuple[int, int] | None:
+        end = words[j - 1][1]
+        after = text[end:end + 12].lower()
+        if re.match(r"\s+(?:patients?|victims?|sufferers?)\b", after):
+            return words[i][0], end + len(re.match(r"\s+\w+", after).group())
+        if self._CONTEXT.search(_before(text, words[i][0])):
+            return words[i][0], end
+        return None
+
+
+class NationalityDetector(_LexiconDetector):
+    """A nationality, ethnicity or religion said of a person ("she's Catholic", "I'm half Italian", "Spanish people")."""
+
+    label = "DEMOGRAPHIC"
+    _SAID_OF = re.compile(r"\b(?:i'm|i am|i was|he's|she's|he is|she is|he was|she was|we're|we are|we were|they're|"
+                          r"they are|they were|who's|who is|who are|who were|"
+                          r"my|his|her|our|their)(?: (?:half|part|full|very|really|devout|practicing|"
+                          r"practising|born|all|mostly|strict|good|young|old|little))? $")
+    _PEOPLE = re.compile(r"\s+(?:people|person|family|families|friends?|wife|husband|girls?|guys?|man|men|woman|women|"
+                         r"lady|ladies|descent|background|heritage|origin|ancestry|neighbors?|neighbours?|students?|"
+                         r"kids?|boyfriend|girlfriend|immigrants?|grandparents?|parents?|mother|father|church|"
+                         r"upbringing|community|couple|nationals?|citizens?)\b", re.IGNORECASE)
+
+    def terms(self) -> frozenset[tuple[str, ...]]:
+        return group_terms()
+
+    def accept(self, text: str, words: list[tuple[int, int, str]], i: int, j: int) -> tuple[int, int] | None:
+        end = words[j - 1][1]
+        if self._PEOPLE.match(text, end) or self._SAID_OF.search(_before(text, words[i][0])):
+            return words[i][0], end
+        return None
+
+
+# the armed services and the like: an employer when someone is in, joins or serves in them
+_SERVICES = (r"(?:air\s+force|army|navy|marines|marine\s+corps|coast\s+guard|national\s+guard|peace\s+corps|"
+             r"reserves?|air\s+national\s+guard|military)")
+
+
+class ServiceDetector(Detector):
+    """The armed service (or Peace Corps) someone is in, joined, served in or works for: "my husband was in the Air Force"."""
+
+    label = "ORGANIZATION_NAME"
+    _RE = re.compile(r"\b(?:in|into|joined|join|joining|for|with|from|left|served|serve|serving|out\s+of|"
+                     r"retired\s+from|enlisted\s+in|at)\s+(?:the\s+)?(?:u\s*s\s+|us\s+)?(?P<hit>" + _SERVICES +
+                     r")\b(?!\s+(?:base|surplus|boots|jacket|knife|style))", re.IGNORECASE)
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        low = text.lower()
+        if not any(w in low for w in ("force", "army", "navy", "marine", "guard", "corps", "reserve", "military")):
+            return
+        for m in self._RE.finditer(text):
+            if m.group("hit").lower() == "military" and not re.search(r"\b(?:was|were|am|is|i'm|he's|she's|been|joined|"
+                                                                      r"served)\b[^.]{0,20}$", text[:m.start("hit")],
+                                                                      re.IGNORECASE):
+                continue
+            s, e = m.span("hit")
+            yield Span(s, e, self.label, source, 0.7)
+
+
+_HUNDREDS = (r"(?:(?:" + "|".join(_TENS) + r")(?:[\s-](?:" + "|".join(_UNITS) + r"))?|" + "|".join(_TEENS + _UNITS) +
+             r")[\s-]+hundred")
+
+
+class SpokenPriceDetector(Detector):
+    """A price said in hundreds without the currency: "I sold it myself for forty-two hundred", "it was twenty-five hundred"."""
+
+    label = "MONEY"
+    _RE = re.compile(r"\b(?:for|paid|pay|pays|cost|costs|costing|charged|offer(?:ed)?|price|sold\s+it\s+for|got|was|"
+                     r"about|around|only|spend|spent|make|made|earn|earned)\s+(?:about\s+|around\s+|only\s+|like\s+)?"
+                     r"(?P<hit>" + _HUNDREDS + r")\b(?!\s+(?:and|miles?|feet|foot|people|pounds?|square|years?|"
+                     r"hours?|dollars?|bucks|percent|kids|students|acres?|times|of)\b)", re.IGNORECASE)
+
+    def find(self, text: str, source: str) -> Iterator[Span]:
+        if "hundred" not in text.lower():
+            return
+        for m in self._RE.finditer(text):
+            s, e = m.span("hit")
+            yield Span(s, e, self.label, source, 0.6)
