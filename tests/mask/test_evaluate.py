@@ -196,11 +196,11 @@ def test_false_positive_words_and_label_map():
                  _call_span("she", "PERSON_NAME"), _call_span("Cowboys", "ORGANIZATION_NAME")]]
     assert false_positive_words(golds, detected) == {"uh": 1, "she": 1}
     # every label a default masker writes has a gold type (or the type accuracy would count it wrong)
-    from veil.mask.detectors import DETECTORS
     from veil.mask.neural.data import TYPE_TO_LABEL
+    from veil.registry import detectors
 
     assert set(TYPE_TO_LABEL.values()) - {"URL"} <= set(LABEL_TO_GOLD_TYPE)
-    for det in DETECTORS.values():
+    for det in (detectors.get(n) for n in detectors.names()):
         if det.label not in ("USERNAME", "URL"):
             assert det.label in LABEL_TO_GOLD_TYPE, det.label
 

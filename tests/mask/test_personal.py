@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from veil.mask.detectors import DETECTORS
+from veil.registry import detectors as DETECTORS
 
 
 def found(name, text):
-    return [(text[s.start:s.end], s.label) for s in DETECTORS[name]().find(text, "dlp")]
+    return [(text[s.start:s.end], s.label) for s in DETECTORS.get(name)().find(text, "dlp")]
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -1,6 +1,6 @@
 """Detect and mask stage: readers for gold (human-annotated) spans, used to score maskers.
 
-Three formats, each read into :class:`GoldDocument` (a ``veil.types.Document`` plus its gold
+The formats of ``veil.registry.gold_formats``, each read into :class:`GoldDocument` (a ``veil.types.Document`` plus its gold
 spans, offsets on ``document.text``):
 
 - ``tab``: the Text Anonymization Benchmark JSONL (one case per line: ``metadata.provenance``,
@@ -34,8 +34,10 @@ from typing import Iterator
 from veil.errors import InputError, VeilError
 from veil.types import Document
 
-#: identifier types of TAB that must be masked
+#: identifier types (TAB, switchboard_pii, review) that must be masked
 TO_MASK = ("DIRECT", "QUASI")
+#: identifier types a masker may mask without a false positive (switchboard_pii's OPTIONAL: public names, topics)
+MAY_MASK = ("DIRECT", "QUASI", "OPTIONAL")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +47,8 @@ class GoldSpan:
     start: int
     end: int
     label: str
-    identifier_type: str | None = None  # TAB only: DIRECT, QUASI or NO_MASK
-    entity_id: str | None = None  # TAB only: mentions sharing an id are the same entity
+    identifier_type: str | None = None  # TAB: DIRECT, QUASI or NO_MASK; switchboard_pii: DIRECT, QUASI or OPTIONAL
+    entity_id: str | None = None  # TAB, switchboard_pii: mentions sharing an id are the same entity
 
 
 @dataclass(slots=True)

@@ -51,6 +51,9 @@ def tiny_detector(tmp_path_factory) -> Path:
                                  threads=1, log_every=60)
     tiny = {"vocab_size": 30522, "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 2,
             "max_position_embeddings": 130}
+    import torch
+
+    torch.manual_seed(0)  # the model's initial weights: the test must not depend on the process's random seed
     train(config, out, None, model=build_model(2, config_overrides=tiny), extra=examples)
     return out
 

@@ -68,6 +68,9 @@ def test_tiny_training_run_saves_a_detector_that_loads(tmp_path: Path):
     config = DetectorTrainConfig(layers=2, steps=30, batch_size=4, lr=3e-3, warmup=2, dialogues=4, log_every=10,
                                  max_length=32, threads=1)
     progress = tmp_path / "progress.log"
+    import torch
+
+    torch.manual_seed(0)  # the model's initial weights, whatever the process's random seed
     summary = train(config, tmp_path / "det", None, model=build_model(2, config_overrides=TINY), extra=examples,
                     progress=progress)
     assert summary["examples"] == {"toy": 16, "dialogue": 4}
