@@ -57,6 +57,8 @@ TITLES = {"switchboard_pii": "switchboard_pii (real conversation)"}
 FORMS = ("none", "lower", "asr")
 #: maskers that mask by word frequency, not by detecting anything: shown only as the trivial bound
 WORD_LIST_MASKERS = ("allow_list", "vocab_threshold")
+#: maskers that detect only what the user lists (deny_list: the review's missed terms): nothing to compare
+USER_LIST_MASKERS = ("deny_list",)
 ALLOW_LIST = "allow_list (trivial bound)"
 
 
@@ -81,7 +83,7 @@ def systems() -> tuple[list[str], dict[str, tuple[str, ...]]]:
     from veil.registry import maskers as registry
 
     default = default_maskers()
-    others = [n for n in registry.names() if n not in default and n not in WORD_LIST_MASKERS]
+    others = [n for n in registry.names() if n not in default and n not in WORD_LIST_MASKERS + USER_LIST_MASKERS]
     out: dict[str, tuple[str, ...]] = {"veil default": default}
     for n in others:
         out[n] = (n,)

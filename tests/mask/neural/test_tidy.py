@@ -22,6 +22,13 @@ def _spans(text, marked):
 
 
 CASES = [
+    # a name ending with an organisation's kind word is one organisation, whatever its words read as
+    ("Northwind Bank, Priya speaking.", [("Northwind", "LOC"), ("Bank", "LOC"), ("Priya", "PER")],
+     [("Northwind Bank", "ORG"), ("Priya", "PER")]),
+    ("she is at Lincoln Elementary in Springfield", [("Lincoln", "LOC"), ("Elementary", "PER"), ("Springfield", "LOC")],
+     [("Lincoln Elementary", "ORG"), ("Springfield", "LOC")]),
+    ("I work for Acme Inc now", [("Acme", "ORG")], [("Acme Inc", "ORG")]),
+    ("we went to Dallas bank", [("Dallas", "LOC")], [("Dallas", "LOC")]),  # lower-case "bank": a common noun
     # greetings, fillers and sentence punctuation stay outside
     ("Thanks Maria. Bye.", [("Thanks Maria.", "PER")], [("Maria", "PER")]),
     ("Hi, this is Maria Lopez from Denver", [("Hi, this is Maria", "PER"), ("Lopez", "PER"), ("from", "EMAIL"),
@@ -49,7 +56,7 @@ CASES = [
     ("St. Louis is nice", [("St. Louis", "LOC")], [("St. Louis", "LOC")]),
     # a span that cannot be its type is dropped
     ("Northwind Bank, Priya speaking.", [("Northwind", "ORG"), ("Bank", "EMAIL"), ("Priya", "PER")],
-     [("Northwind", "ORG"), ("Priya", "PER")]),
+     [("Northwind Bank", "ORG"), ("Priya", "PER")]),  # "Bank" is no e-mail, and it is the organisation's kind
     ("we met at the dot com party", [("at", "EMAIL"), ("dot", "EMAIL")], []),
     ("we met at the dot com party", [("at the dot", "EMAIL")], []),
     ("it was 3.5 out of five", [(".", "PHONE")], []),

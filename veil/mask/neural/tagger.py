@@ -444,7 +444,9 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
       ("watermelon", "quart", "hills") and no name or place as well is dropped, unless another span stands
       right beside it ("Texas" "Tech"); regions stay ("raised in the south");
     - a money amount needs its currency or "hundred" / "thousand"; a date that is a number alone a
-      preceding "in" / "since" ("in eighty-nine").
+      preceding "in" / "since" ("in eighty-nine");
+    - a name ending with an organisation's kind word ("Bank", "Elementary", "Inc") is one organisation,
+      whatever the tagger read in its words ("Northwind" + "Bank", "Lincoln" + "Elementary").
     """
     from veil.mask.detectors.base import is_written
 
@@ -482,6 +484,7 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
             out.append(Span(prev.start, max(prev.end, e), prev.label, prev.source, max(prev.score, sp.score)))
             continue
         out.append(Span(s, e, sp.label, sp.source, sp.score))
+    out = _organisations(text, out)
     # one everyday word alone is no name ("watermelon", "crayons"); beside another name it may be part of it
     # ("Texas" + "Tech")
     kept = []
@@ -495,3 +498,36 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
                 continue
         kept.append(sp)
     return kept
+
+
+#: the last word of an organisation's name says what kind it is ("Northwind Bank", "Lincoln Elementary"): a place
+#: or a person the tagger reads in such a name is part of the organisation's name
+_ORG_KINDS = frozenset("bank bancorp elementary school academy university college institute hospital clinic church "
+                       "inc corp corporation company llc ltd incorporated airlines airways insurance foundation "
+                       "association agency".split())
+_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+)\.?")
+
+
+def _organisations(text: str, spans: list[Span]) -> list[Span]:
+    """Names that end with an organisation's kind word are one organisation ("Northwind" + "Bank", a place and
+    another place to the tagger); a name followed by such a word, capitalised, takes it in ("Acme" Bank)."""
+    out: list[Span] = []
+    for sp in spans:
+        s, e, label = sp.start, sp.end, sp.label
+        if label in ("LOC", "PER", "ORG", "MISC"):
+            nxt = _NEXT_WORD.match(text, e)
+            if nxt and nxt.group(1).lower() in _ORG_KINDS and nxt.group(1)[0].isupper():
+                e = nxt.end(1)
+        words = re.findall(r"[A-Za-z]+", text[s:e])
+        if label in ("LOC", "PER", "MISC", "ORG") and words and words[-1].lower() in _ORG_KINDS:
+            prev = out[-1] if out else None
+            if prev is not None and prev.label in ("LOC", "PER", "ORG", "MISC") and \
+                    re.fullmatch(r"[ \t]*", text[prev.end:s]):
+                out.pop()
+                s = prev.start
+            out.append(Span(s, e, "ORG", sp.source, sp.score))
+            continue
+        if out and out[-1].end > s:  # a word the span before took in
+            continue
+        out.append(Span(s, e, label, sp.source, sp.score))
+    return out
