@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from veil.errors import InputError, VeilError
-from veil.mask.detectors.base import Detector, near
+from veil.mask.detectors.base import Detector, inside, near
 from veil.mask.detectors.numbers import _NUMBER_WORDS
 from veil.types import Span
 
@@ -83,7 +83,7 @@ class UsernameDetector(Detector):
             if self._mixed(tok):
                 yield Span(m.start(), m.end(), self.label, source, 0.9 if is_near else 0.6)
             elif (is_near and len(tok) >= 3 and any(c.isalpha() for c in tok)
-                  and not any(hs <= m.start() < he for hs, he in hot)
+                  and not inside(hot, m.start())
                   and tok.lower() not in common_words()):
                 yield Span(m.start(), m.end(), self.label, source, 0.7)
 
