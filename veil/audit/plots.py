@@ -1,7 +1,7 @@
 """Audit stage: writing audit tables (CSV, markdown, JSONL) and plots (PNG) atomically.
 
 Every file is written to a temporary name in its folder and renamed into place, so a reader never
-sees half a table. matplotlib is imported inside the plotting functions, with the Agg back-end.
+sees half a table (:mod:`veil.io.atomic`: never through a symbolic link). matplotlib is imported inside the plotting functions, with the Agg back-end.
 """
 
 from __future__ import annotations
@@ -9,31 +9,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+from veil.io.atomic import atomic_write, write_text_atomic
 
 
 def write_text(path: str | Path, text: str) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_text_atomic(path, text)
 
 
 def write_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> None:
@@ -72,8 +55,8 @@ def _pyplot() -> Any:
 
 
 def save_figure(fig: Any, path: str | Path) -> None:
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
+    with atomic_write(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
     _pyplot().close(fig)
 
 

@@ -197,6 +197,14 @@ def run(args: argparse.Namespace) -> int:
         raise VeilError("-o takes one INPUT; several inputs are for --stats")
     if args.batch_size < 1:
         raise VeilError("--batch-size must be at least 1")
+    if args.limit is not None and args.limit < 0:
+        raise VeilError("--limit must be 0 or more")
+    if args.stats_json:
+        from veil.io.atomic import check_target
+
+        if not args.stats:
+            raise VeilError("--stats-json needs --stats")
+        check_target(args.stats_json, f"--stats-json {args.stats_json}")  # before the work, not after it
     if args.output:
         mask_file(args)
     if args.stats:
@@ -204,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
         stats = {path: corpus_stats(args, path, maskers, exclude) for path in args.inputs}
         print_stats_table(stats)
         if args.stats_json:
-            from veil.io.output import write_json_atomic
+            from veil.io.atomic import write_json_atomic
 
             write_json_atomic(args.stats_json, stats)
     return 0

@@ -387,12 +387,11 @@ class ExperimentRunner:
         import gzip
 
         path = self._rank_memo_path(memo_key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-        with gzip.open(tmp, "wt", encoding="utf-8") as f:
+        from veil.io.atomic import atomic_write
+
+        with atomic_write(path, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8") as f:
             for key, value in memo.items():
                 f.write(json.dumps(ranking_record(key, value), ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
         self._rank_saved[memo_key] = len(memo)
 
     def lm_finetune(self, pre_dir: Path, pre_key: str, texts: list[str], mask_loss_weight: float,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,9 +18,9 @@ COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered",
 
 
 def atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    from veil.io.atomic import write_text_atomic
+
+    write_text_atomic(path, text)
 
 
 def _std(xs: Sequence[float]) -> float | None:

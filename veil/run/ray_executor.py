@@ -300,21 +300,18 @@ def _read_manifest(path: Path) -> dict[str, Any] | None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    from veil.io.atomic import write_text_atomic
+
+    write_text_atomic(path, text)
 
 
 def _concatenate(parts: list[Path], dest: Path) -> None:
-    tmp = dest.with_name(dest.name + ".tmp")
-    with open(tmp, "wb") as out:
+    from veil.io.atomic import atomic_write
+
+    with atomic_write(dest, "wb") as out:
         for p in parts:
             with open(p, "rb") as f:
                 shutil.copyfileobj(f, out)
-    os.replace(tmp, dest)
 
 
 def read_output(output: str | Path) -> Iterator[str]:
