@@ -71,3 +71,13 @@ def test_the_privacy_boundary_and_clear_errors():
         veil.mask("x", maskers=["dlp"], options={"allow_list": {}})
     with pytest.raises(TypeError):
         veil.mask(42)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", ["JOHN_SMITH", "MARIA", "JSMITH1985", "S_M_I_T_H"])
+def test_personal_data_in_all_caps_brackets_is_masked_by_the_default_maskers(value):
+    """Issue 32 item 7 with the real default maskers: bracketed or not, the value is masked."""
+    for text in (f"Please call [{value}] tomorrow.", f"Please call {value} tomorrow."):
+        masked = veil.mask(text).text
+        assert value not in masked and "\\" not in masked, masked
+        assert value not in veil.anonymize(text)

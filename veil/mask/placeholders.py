@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from veil.markers import (MARKER_RE, MASK, STYLES, escape, find_markers, lookalike_spans,  # noqa: F401  (re-exported)
-                          parse_marker_name, unescape)
+from veil.markers import (MARKER_RE, MASK, MAX_NUMBER, STYLES, check_label, escape, find_markers,  # noqa: F401
+                          lookalike_spans, parse_marker_name, unescape)  # (re-exported)
 from veil.shapes import shape_of
 from veil.textutil import normalise_surface
 from veil.types import Document, MaskedDocument, Placeholder, Span
@@ -35,7 +35,10 @@ def render(doc: Document, spans: Sequence[Span], style: str = "mask") -> MaskedD
 
     ``mask`` style writes one ``[MASK]`` per whitespace-separated token of a span (token masking,
     as in the paper); ``typed`` writes ``[LABEL]``; ``numbered`` writes ``[LABEL_N]`` where the
-    same normalised surface gets the same N within this document only.
+    same normalised surface gets the same N within this document only (N up to
+    :data:`~veil.markers.MAX_NUMBER`; a document's further values of that label get ``[LABEL]``, each
+    its own key). A span whose label is not one of :data:`veil.markers.LABELS` is refused: the
+    fill stage would not read its marker.
     """
     if style not in STYLES:
         raise ValueError(f"unknown placeholder style {style!r}; choose from {', '.join(STYLES)}")
@@ -66,13 +69,14 @@ def render(doc: Document, spans: Sequence[Span], style: str = "mask") -> MaskedD
                                                 f"MASK#{len(placeholders)}", span.source))
                 emit(MASK)
         else:
-            if style == "typed":
+            check_label(span.label, f"masker {span.source!r}")
+            norm = (span.label, normalise_surface(surface) or surface)
+            if style == "numbered" and norm not in numbers and per_label.get(span.label, 0) < MAX_NUMBER:
+                per_label[span.label] = per_label.get(span.label, 0) + 1
+                numbers[norm] = per_label[span.label]
+            if style == "typed" or norm not in numbers:
                 marker, key = f"[{span.label}]", f"{span.label}#{len(placeholders)}"
             else:
-                norm = (span.label, normalise_surface(surface) or surface)
-                if norm not in numbers:
-                    per_label[span.label] = per_label.get(span.label, 0) + 1
-                    numbers[norm] = per_label[span.label]
                 key = f"{span.label}_{numbers[norm]}"
                 marker = f"[{key}]"
             placeholders.append(Placeholder(out_len, out_len + len(marker), span.label, key, span.source,
