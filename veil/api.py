@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from itertools import count, islice
-from typing import Any, Iterable, Iterator, Sequence, Union
+from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
 
 from veil.errors import VeilError
 from veil.types import Document, FilledDocument, MaskedDocument
@@ -27,9 +27,18 @@ MaskedInput = Union[str, MaskedDocument]
 
 
 def _shape(obj: Any) -> str:
-    """``one`` (a single item), ``list`` (a list or tuple) or ``stream`` (any other iterable)."""
+    """``one`` (a single item), ``list`` (a list or tuple) or ``stream`` (any other iterable).
+
+    A dict or bytes is refused here, at the call: iterated, a dict gives its keys and bytes give
+    numbers, so either would be anonymised or fail long after the call that was wrong."""
     if isinstance(obj, (str, Document, MaskedDocument)):
         return "one"
+    if isinstance(obj, Mapping):
+        raise TypeError(f"expected a string, a list of strings or an iterable of strings, got a "
+                        f"{type(obj).__name__} (its keys would be taken for texts); pass its text, e.g. "
+                        "rec['text'], or a list of them")
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        raise TypeError(f"expected a string, got {type(obj).__name__}; decode it first, e.g. data.decode('utf-8')")
     if isinstance(obj, (list, tuple)):
         return "list"
     if isinstance(obj, Iterable):
@@ -188,6 +197,7 @@ def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "n
     """
     from functools import partial
 
+    _shape(texts)  # a dict or bytes fails here, before any model loads
     runner = _Engine(engine, workers, address)
     names = tuple(maskers) if maskers is not None and not isinstance(maskers, str) else maskers
     runner.check("maskers", names is not None and not all(isinstance(n, str) for n in names), texts)
@@ -233,6 +243,7 @@ def fill(masked: Any, filler: Any = "faker", *, seed: int = 0, details: bool = F
 
     from veil.fill.base import Filler
 
+    _shape(masked)  # a dict or bytes fails here, before any model loads
     runner = _Engine(engine, workers, address, options.get("device"))
     if isinstance(filler, Filler):
         if options:
@@ -262,6 +273,7 @@ def anonymize(texts: Any, maskers: Sequence[Any] | None = None, filler: Any = "f
     """Mask and fill in one call: realistic substitutes of the same type and format, the same within a
     text for the same entity, independent across texts. A string gives a string, a list a list, any
     other iterable a stream; no placeholder is left in the output. ``engine``: see :func:`mask`."""
+    _shape(texts)  # a dict or bytes fails here, before any model loads
     if engine == "ray":  # both stages in one actor per worker: two actor pools could not share the CPUs
         from functools import partial
 
