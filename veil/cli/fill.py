@@ -60,6 +60,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk", type=int, default=256, help="documents per written chunk (resume granularity)")
     p.add_argument("--limit", type=int, default=None, help="fill only the first N documents")
     p.add_argument("--overwrite", action="store_true", help="start again even if OUTPUT or an unfinished run exists")
+    p.add_argument("--allow-unmasked", action="store_true",
+                   help="fill an input in which no record holds a placeholder (refused by default: it was "
+                        "probably never masked, and would be copied with every name in it)")
+    p.add_argument("--max-fallback-share", type=float, default=None, metavar="SHARE",
+                   help="fail the run when more than this share of the placeholders got fallback values "
+                        "because the filler could not fill their documents (default 0.1)")
     p.add_argument("--check-types", action="store_true",
                    help="report the share of person/place/organisation substitutes spaCy tags with the same type")
     from veil.run import add_engine_arguments
@@ -136,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
         raise VeilError("--threads must be at least 1")
     if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
         raise VeilError("--k, --batch-size and --chunk must be at least 1")
+    if args.limit is not None and args.limit < 0:
+        raise VeilError("--limit must be 0 or more")
+    if args.max_fallback_share is not None and not 0 <= args.max_fallback_share <= 1:
+        raise VeilError("--max-fallback-share must be between 0 and 1")
 
     def filler():  # built after fill_corpus has checked the input and the output: no model loads for a bad input
         if args.threads is not None:
@@ -157,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
     fields = fields_of(args)
     stats = fill_corpus(args.input, args.output, filler, settings=settings, fields=fields,
                         input_format=args.input_format, output_format=args.output_format, chunk_size=args.chunk,
-                        overwrite=args.overwrite, limit=args.limit, progress=progress_of(args))
+                        overwrite=args.overwrite, limit=args.limit, progress=progress_of(args),
+                        allow_unmasked=args.allow_unmasked, max_fallback_share=args.max_fallback_share)
     log.info("filled %s -> %s (+ %s): %d documents filled now, %d fell back", args.input, args.output,
              substitutions_path(args.output).name, stats.get("filled_now", 0),
              len(stats.get("fallback_documents", [])))

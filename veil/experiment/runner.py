@@ -326,8 +326,9 @@ class ExperimentRunner:
                 if self.engine == "ray":
                     stats = self._fill_on_ray(v, model, masked_dir / "masked.jsonl", work_dir / "filled.jsonl", key)
                 else:
+                    # a corpus in which the mask stage found nothing is this grid's to fill (a copy)
                     stats = fill_corpus(masked_dir / "masked.jsonl", work_dir / "filled.jsonl", filler,
-                                        settings={"key": key}, progress=self.progress)
+                                        settings={"key": key}, progress=self.progress, allow_unmasked=True)
             finally:  # also after an interruption: the rankings computed so far are not lost
                 self._save_rank_memo(memo_key, memo)
             for f in work_dir.iterdir():

@@ -618,6 +618,10 @@ class LLMFiller(CandidateFiller):
                                             verify_margin=self.verify_margin or 0.0)
         return self._scorer
 
+    def load(self) -> "LLMFiller":
+        self.scorer
+        return self
+
     def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]], k: int,
                       exclude: Sequence[AbstractSet[str] | None] | None = None) -> list[list[tuple[str, float]]]:
         if not self.rank_candidates:

@@ -196,7 +196,7 @@ class InputSummary:
     records: int
     fingerprint: dict[str, Any]
     fields: list[str] = field(default_factory=list)
-    with_markers: int = 0  # records whose text holds placeholder-like text ([MASK], [PERSON_NAME_1])
+    with_markers: int = 0  # records whose text holds placeholder-like text; masked input: records with placeholders
 
 
 def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = None,
@@ -225,7 +225,7 @@ def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = 
         if masked:
             from veil.io.records import record_to_masked
 
-            record_to_masked(rec, fields, path, line, number)
+            with_markers += bool(record_to_masked(rec, fields, path, line, number).placeholders)
         else:
             text = text_of(rec, fields, path, line)
             with_markers += "[" in text and MARKER_RE.search(text) is not None
@@ -375,14 +375,21 @@ def mask_corpus(input: str | Path, output: str | Path, maskers: Sequence[str] | 
 def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings: Mapping[str, Any] | None = None,
                 fields: Fields | None = None, input_format: str | None = None, output_format: str | None = None,
                 chunk_size: int = 256, limit: int | None = None, overwrite: bool = False,
-                progress: bool = True, substitutions: bool = True) -> dict[str, Any]:
+                progress: bool = True, substitutions: bool = True, allow_unmasked: bool = False,
+                max_fallback_share: float | None = None) -> dict[str, Any]:
     """Fill the masked corpus ``input`` into ``output`` (+ ``OUTPUT.substitutions.jsonl``), streamed and resumable.
 
     ``filler`` is a filler or a zero-argument factory (called after the checks, so a bad input
     fails before a model loads); ``settings`` identify it (name, model, strategy, seed, ...): a
     resume or reuse needs the same settings and input. The output keeps the input's format (unless
     ``output`` / ``output_format`` names another) and field names. Returns statistics.
+
+    An input with no placeholder in any record is refused unless ``allow_unmasked``; a filler that
+    cannot load fails before the first document; more than ``max_fallback_share`` of the placeholders
+    filled with fallback values fails the run, unfinished (:mod:`veil.run.checks`).
     """
+    from veil.run.checks import DEFAULT_MAX_FALLBACK_SHARE, FallbackGuard, check_fillable, load_filler
+
     from veil.io.output import ResumableWriter, check_output_path
     from veil.io.records import filled_to_record, read_masked, substitution_records, substitutions_path
 
@@ -394,6 +401,7 @@ def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings:
     out_fmt = _output_format(output, output_format, fmt)
     with _input_file(input) as src:
         summary = check_input(src, fmt, fields, limit, masked=True)
+        check_fillable(input, summary.records, summary.with_markers, "placeholders" in summary.fields, allow_unmasked)
         run_settings = {**dict(settings or {}), "input": summary.fingerprint, "fields": vars(fields),
                         "limit": limit}
         side = substitutions_path(output) if substitutions and str(output) != "-" else None
@@ -402,7 +410,9 @@ def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings:
                              text_field=fields.text) as w:
             if w.complete:
                 return {"documents": summary.records, "filled_now": 0, "complete_already": True}
-            f = _component(filler)
+            f = load_filler(_component(filler))  # a filler that cannot load fails here, not on every document
+            guard = FallbackGuard(DEFAULT_MAX_FALLBACK_SHARE if max_fallback_share is None else max_fallback_share,
+                                  w.state)
             earlier_s = float(w.state.get("seconds", 0.0))  # time the interrupted runs spent on the chunks kept
             done = w.done
             failures: list[FillFailure] = []
@@ -410,13 +420,17 @@ def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings:
             docs = islice(read_masked(src, fmt, fields), limit)
             with _progress(summary.records, done, "fill", progress) as bar:
                 for batch in iter_batches(islice(docs, done, None), chunk_size):
+                    n_failed = len(failures)
                     filled = fill_batch(batch, f, failures)
+                    guard.add(batch, [x.doc_id for x in failures[n_failed:]])
                     subs = [r for d in filled for r in substitution_records(d)]
                     n_subs += len(subs)
                     # unrounded: a fast chunk is not 0 s
                     w.write([filled_to_record(d, fields) for d in filled], subs,
-                            state={"seconds": earlier_s + time.perf_counter() - t0})
+                            state={"seconds": earlier_s + time.perf_counter() - t0, **guard.state()})
                     bar.update(len(batch))
+                    guard.check()
+            guard.check(final=True)  # inside the writer: a failed run is left unfinished, never complete
     secs = time.perf_counter() - t0
     n_docs = summary.records - done
     if failures:
