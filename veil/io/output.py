@@ -30,6 +30,7 @@ import errno
 import hashlib
 import json
 import logging
+import math
 import os
 import shutil
 import stat
@@ -316,7 +317,13 @@ class ResumableWriter:
                 raise VeilError(f"record {rec.get('id')!r} contains a line break and cannot be written "
                                 "as one line of plain text; choose --output-format jsonl")
             return (text + "\n").encode("utf-8")
-        return (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8")
+        try:  # JSONL output is JSON: NaN / Infinity are refused (the internal partial file of CSV / Parquet keeps them)
+            return (json.dumps(rec, ensure_ascii=False, allow_nan=self.fmt != "jsonl") + "\n").encode("utf-8")
+        except ValueError:
+            bad = [k for k, v in rec.items() if isinstance(v, float) and not math.isfinite(v)]
+            raise VeilError(f"record {rec.get('id', '?')!r}: field(s) {', '.join(map(repr, bad)) or '(nested)'} hold "
+                            "NaN or Infinity, which JSON cannot carry; choose --output-format parquet or csv, or "
+                            "replace them in the input") from None
 
     def write(self, records: Iterable[dict[str, Any]], sidecar_records: Iterable[dict[str, Any]] = (),
               state: dict[str, Any] | None = None) -> None:

@@ -215,6 +215,9 @@ def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = 
 
         n = sum(1 for _ in islice(read_documents(path, fmt, fields), limit))
         return InputSummary(str(path), fmt, n, input_fingerprint(path))
+    from veil.io.formats import check_columns
+
+    check_columns(path, fmt, drop)  # Parquet dates, binary, decimals: refused before the work
     # 8-byte digests, not the ids: ~60 bytes a record while checking, freed before any model loads
     seen: set[int] = set()
     names: dict[str, None] = {}
