@@ -12,7 +12,10 @@ import errno
 import importlib
 import logging
 import os
+import signal
 import sys
+from contextlib import contextmanager
+from typing import Iterator
 
 from veil.errors import VeilError
 
@@ -97,6 +100,34 @@ def configure_logging(verbose: bool, quiet: bool) -> None:
         warnings.filterwarnings("ignore", category=UserWarning, module=r"(transformers|torch|spacy|thinc)\b")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that every ``finally`` runs: temporary copies of the input
+    are removed, the lock is released, a resumable run keeps its partial files."""
+
+
+@contextmanager
+def _terminate_cleanly() -> Iterator[None]:
+    def on_term(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (an embedding program): leave its handlers alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(args: argparse.Namespace, e: KeyboardInterrupt) -> str:
+    what = "terminated" if isinstance(e, Terminated) else "interrupted"
+    if getattr(args, "output", None) == "-":
+        return f"{what}; nothing was kept (standard output cannot be resumed): run the command again"
+    return f"{what}; re-run the same command to resume"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
@@ -110,13 +141,14 @@ def main(argv: list[str] | None = None) -> int:
     args.no_progress = getattr(args, "no_progress", False) or quiet
     configure_logging(verbose, quiet)
     try:
-        return int(importlib.import_module(COMMANDS[args.command][0]).run(args) or 0)
+        with _terminate_cleanly():
+            return int(importlib.import_module(COMMANDS[args.command][0]).run(args) or 0)
     except VeilError as e:
         print(f"veil {args.command}: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"veil {args.command}: interrupted; re-run the same command to resume", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print(f"veil {args.command}: {_interrupted(args, e)}", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
     except OSError as e:  # a file problem the commands did not foresee: still one line, never a traceback
         if verbose:
             raise

@@ -35,13 +35,13 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterable
 
 from veil.errors import VeilError
 from veil.io.atomic import (check_identity, check_target, identity, open_existing, open_new, open_read, read_text,
                             replace_file, temp_beside, write_json_atomic)  # noqa: F401  (write_json_atomic: re-exported)
+from veil.io.scratch import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +221,8 @@ class ResumableWriter:
         if fmt not in OUTPUT_FORMATS:
             raise VeilError(f"unknown output format {fmt!r}; choose from {', '.join(OUTPUT_FORMATS)}")
         self.stdout = str(path) == STDIO
-        self._tmpdir = tempfile.mkdtemp(prefix="veil-stdout-") if self.stdout else None
+        # standard output goes through a private folder, removed on exit (and by the next run after a SIGKILL)
+        self._tmpdir = str(private_dir("veil-stdout-")) if self.stdout else None
         self.path = Path(self._tmpdir, "out") if self.stdout else Path(path)
         self.fmt = fmt
         self.text_field = text_field

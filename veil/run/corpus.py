@@ -19,7 +19,6 @@ import hashlib
 import logging
 import shutil
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -261,22 +260,34 @@ def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = 
 
 @contextmanager
 def _input_file(path: str | Path) -> Iterator[Path]:
-    """The input as a file; ``-`` (standard input) is copied to a temporary file first, so it can be
-    checked before the work and read again for it."""
+    """The input as a file; ``-`` (standard input) is copied first, so it can be checked before the work
+    and read again for it: into a nameless file that dies with the process, however it ends
+    (:mod:`veil.io.scratch`; a private folder removed on exit where the system has no ``/proc/self/fd``)."""
     if str(path) != "-":
         p = Path(path)
         if not p.exists():
             raise InputError(str(p), None, "no such file")
         yield p
         return
-    tmpdir = tempfile.mkdtemp(prefix="veil-stdin-")
+    from veil.io.scratch import anonymous_copy, private_dir
+
+    anonymous = anonymous_copy(sys.stdin.buffer)
+    tmpdir = None if anonymous else private_dir("veil-stdin-")
+    tmp = anonymous[1] if anonymous else Path(tmpdir, "stdin")
     try:
-        tmp = Path(tmpdir, "stdin")
-        with open(tmp, "wb") as f:
-            shutil.copyfileobj(sys.stdin.buffer, f)
+        if tmpdir is not None:
+            with open(tmp, "wb") as f:
+                shutil.copyfileobj(sys.stdin.buffer, f)
         yield tmp
+    except InputError as e:  # name standard input, not the copy's path
+        if e.path != str(tmp):
+            raise
+        raise InputError("<stdin>", e.line, e.message) from None
     finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        if anonymous:
+            anonymous[0].close()
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 def _input_format(path: str | Path, fmt: str | None) -> str:
