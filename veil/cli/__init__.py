@@ -140,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     args.verbose, args.quiet = verbose, quiet
     args.no_progress = getattr(args, "no_progress", False) or quiet
     configure_logging(verbose, quiet)
+    huge = [k for k, v in vars(args).items() if isinstance(v, int) and not isinstance(v, bool) and abs(v) > sys.maxsize]
+    if huge:  # argparse's int() takes any size; the libraries behind the options do not
+        print(f"veil {args.command}: error: --{huge[0].replace('_', '-')} is out of range", file=sys.stderr)
+        return 2
     try:
         with _terminate_cleanly():
             return int(importlib.import_module(COMMANDS[args.command][0]).run(args) or 0)
@@ -149,6 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as e:
         print(f"veil {args.command}: {_interrupted(args, e)}", file=sys.stderr)
         return 143 if isinstance(e, Terminated) else 130
+    except UnicodeDecodeError as e:  # a text file the commands did not read strictly: still one line
+        if verbose:
+            raise
+        print(f"veil {args.command}: error: a file is not valid UTF-8 ({e.reason} at byte {e.start}); re-encode it "
+              "as UTF-8 (-v shows the traceback)", file=sys.stderr)
+        return 2
     except OSError as e:  # a file problem the commands did not foresee: still one line, never a traceback
         if verbose:
             raise

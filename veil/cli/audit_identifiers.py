@@ -24,6 +24,7 @@ import logging
 import sys
 from pathlib import Path
 
+from veil.cli.common import count
 from veil.errors import InputError, VeilError
 from veil.types import Document
 
@@ -31,6 +32,10 @@ log = logging.getLogger(__name__)
 
 FORMATS = ("switchboard", "tab", "jsonl")
 SWEEP_K = ("2", "3", "5")
+
+
+#: the longest n-grams counted (the paper's Appendix C goes to 5; each n is a pass over the corpus)
+MAX_N = 10
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--speakers", metavar="CSV", help="Switchboard call_con_tab.csv (default: found beside the corpus)")
     p.add_argument("--text-field", default="text", help="jsonl: the text field (default text)")
     p.add_argument("--person-field", default="person", help="jsonl: the person field (default person)")
-    p.add_argument("--limit", type=int, metavar="N", help="use only the first N documents")
+    p.add_argument("--limit", type=count, metavar="N", help="use only the first N documents")
     p.add_argument("--identifiers-out", metavar="FILE",
                    help="write each person's identifiers as JSONL {person, direct, indirect} (sensitive!)")
 
@@ -87,21 +92,22 @@ def read_jsonl_persons(path: str | Path, text_field: str = "text", person_field:
     path = Path(path)
     if not path.is_file():
         raise InputError(str(path), None, "no such file")
+    from veil.io.formats import iter_lines
+
     docs = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                text, person = rec[text_field], rec[person_field]
-            except json.JSONDecodeError as e:
-                raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
-            except (KeyError, TypeError):
-                raise InputError(str(path), lineno, f"need fields {text_field!r} and {person_field!r}") from None
-            if not isinstance(text, str) or person in (None, ""):
-                raise InputError(str(path), lineno, f"{text_field!r} must be text and {person_field!r} set")
-            docs.append(Document(id=str(rec.get("id", lineno)), text=text, person=str(person)))
+    for lineno, line in iter_lines(path):  # strictly decoded: invalid UTF-8 is one located line
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            text, person = rec[text_field], rec[person_field]
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
+        except (KeyError, TypeError):
+            raise InputError(str(path), lineno, f"need fields {text_field!r} and {person_field!r}") from None
+        if not isinstance(text, str) or person in (None, ""):
+            raise InputError(str(path), lineno, f"{text_field!r} must be text and {person_field!r} set")
+        docs.append(Document(id=str(rec.get("id", lineno)), text=text, person=str(person)))
     if not docs:
         raise InputError(str(path), None, "no documents")
     return docs
@@ -143,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 2 or args.max_n < 1:
         raise VeilError("--k must be at least 2 and --max-n at least 1")
+    if args.max_n > MAX_N or (args.sweep_n or 0) > MAX_N:
+        raise VeilError(f"--max-n and --sweep-n count words per n-gram: at most {MAX_N}")
     from veil.cli.common import list_value, maskers_of, parse_options, progress_of
 
     try:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from veil.cli.common import count
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -14,8 +16,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--method", nargs="+", action="extend", help="run only these methods (repeated or space-separated)")
     r.add_argument("--technique", nargs="+", action="extend",
                    help="run only these techniques (repeated or space-separated)")
-    r.add_argument("--train-limit", type=int, help="override train.limit")
-    r.add_argument("--test-limit", type=int, help="override test.limit")
+    r.add_argument("--train-limit", type=count, help="override train.limit")
+    r.add_argument("--test-limit", type=count, help="override test.limit")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a setting of the file, dotted, value in YAML (e.g. lm.finetune_epochs=4, "
                         "pretrain.limit=10000)")

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 
+from veil.cli.common import count
 from veil.errors import VeilError
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="llm-instruct: generate the answer and parse it (the paper; default) or rank whole-word "
                         "candidates inside the answer (never breaks the input)")
     p.add_argument("--chunk", type=int, default=256, help="documents per written chunk (resume granularity)")
-    p.add_argument("--limit", type=int, default=None, help="fill only the first N documents")
+    p.add_argument("--limit", type=count, default=None, help="fill only the first N documents")
     p.add_argument("--overwrite", action="store_true", help="start again even if OUTPUT or an unfinished run exists")
     p.add_argument("--allow-unmasked", action="store_true",
                    help="fill an input in which no record holds a placeholder (refused by default: it was "
@@ -142,8 +143,6 @@ def run(args: argparse.Namespace) -> int:
         raise VeilError("--threads must be at least 1")
     if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
         raise VeilError("--k, --batch-size and --chunk must be at least 1")
-    if args.limit is not None and args.limit < 0:
-        raise VeilError("--limit must be 0 or more")
     if args.max_fallback_share is not None and not 0 <= args.max_fallback_share <= 1:
         raise VeilError("--max-fallback-share must be between 0 and 1")
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from veil.cli.common import count
 from veil.errors import VeilError
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stats", action="store_true",
                    help="print the share of masked word tokens per technique (the paper's Table 2)")
     p.add_argument("--stats-json", default=None, metavar="FILE", help="also write the statistics as JSON")
-    p.add_argument("--limit", type=int, default=None, help="only the first N documents")
+    p.add_argument("--limit", type=count, default=None, help="only the first N documents")
     from veil.run import add_engine_arguments
 
     add_engine_arguments(p)
@@ -85,10 +86,9 @@ def _maskers(args: argparse.Namespace) -> list[Any]:
 def _exclude(args: argparse.Namespace) -> list[str]:
     if not args.exclude:
         return []
-    try:
-        return [line.strip() for line in Path(args.exclude).read_text(encoding="utf-8").splitlines() if line.strip()]
-    except OSError as e:
-        raise VeilError(f"cannot read --exclude file {args.exclude}: {e.strerror}") from None
+    from veil.io.formats import read_text
+
+    return [line.strip() for line in read_text(args.exclude, "--exclude file").splitlines() if line.strip()]
 
 
 def _progress(args: argparse.Namespace, desc: str):
@@ -197,8 +197,11 @@ def run(args: argparse.Namespace) -> int:
         raise VeilError("-o takes one INPUT; several inputs are for --stats")
     if args.batch_size < 1:
         raise VeilError("--batch-size must be at least 1")
-    if args.limit is not None and args.limit < 0:
-        raise VeilError("--limit must be 0 or more")
+    if args.speakers:
+        from veil.io.formats import detect_format
+
+        if detect_format(args.inputs[0], args.input_format) != "switchboard":
+            raise VeilError("--speakers applies to Switchboard input (--format switchboard) only")
     if args.stats_json:
         from veil.io.atomic import check_target
 

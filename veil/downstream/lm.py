@@ -108,6 +108,9 @@ class LMSettings:
             raise VeilError(f"LM setting(s) {', '.join(wrong)} do not apply to {kind}")
         if d.get("adapt") == "full" and any(k.startswith("lora_") for k in d):
             raise VeilError("lm.lora_* settings need lm.adapt: lora")
+        from veil.options import check_dataclass_options
+
+        check_dataclass_options(cls, d, "lm")  # "finetune_epochs: abc" fails here, not after the pre-training
         s = cls(**d)
         if s.adapt not in ("lora", "full"):
             raise VeilError(f"lm.adapt must be lora or full, not {s.adapt!r}")

@@ -82,6 +82,25 @@ def iter_lines(path: str | Path, keep_ends: bool = False) -> Iterator[tuple[int,
             raise InputError(str(path), None, "empty file: no records to read")
 
 
+def read_text(path: str | Path, what: str = "file") -> str:
+    """A whole UTF-8 text file (a word list, a score table); a missing, unreadable or non-UTF-8 file is one
+    located line."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(str(path), None, f"no such {what}") from None
+    except IsADirectoryError:
+        raise InputError(str(path), None, f"is a folder; give a {what}") from None
+    except OSError as e:
+        raise InputError(str(path), None, f"cannot read: {e.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(str(path), data[:e.start].count(b"\n") + 1, f"not valid UTF-8 ({e.reason}); re-encode "
+                         "the file as UTF-8") from None
+
+
 def _check_nonempty_path(path: Path) -> None:
     if not path.exists():
         raise InputError(str(path), None, "no such file")

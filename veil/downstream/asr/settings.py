@@ -48,6 +48,9 @@ class ASRSettings:
         for key in ("voices", "rates", "skip_tokens", "lm_weights", "word_bonus"):
             if key in d and not isinstance(d[key], list):
                 d[key] = [d[key]]
+        from veil.options import check_dataclass_options
+
+        check_dataclass_options(cls, d, "asr")
         s = cls(**d)
         if not isinstance(s.speech, str) or not s.speech:
             raise VeilError("asr.speech: 'synth' or the path of a JSONL manifest / a folder of .wav + .txt")

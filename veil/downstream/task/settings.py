@@ -52,6 +52,9 @@ class TaskSettings:
         unknown = set(d) - known
         if unknown:
             raise VeilError(f"task: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        from veil.options import check_dataclass_options
+
+        check_dataclass_options(cls, d, "task")
         try:
             s = cls(**d)
         except TypeError as e:
