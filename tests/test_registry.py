@@ -5,7 +5,7 @@ from veil import registry
 
 
 def test_builtin_maskers_and_fillers_are_registered():
-    assert registry.maskers.names() == ["allow_list", "dlp", "entity_tagger", "neural_tagger", "quasi", "vocab_threshold"]
+    assert registry.maskers.names() == ["allow_list", "deny_list", "dlp", "entity_tagger", "neural_tagger", "quasi", "vocab_threshold"]
     assert registry.fillers.names() == ["faker", "llm", "llm-instruct", "mlm"]
 
 

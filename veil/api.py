@@ -1,157 +1,138 @@
 """Python API over the whole pipeline: ``veil.mask``, ``veil.fill``, ``veil.anonymize``.
 
-Plain strings in, plain strings (or documents with their spans) out:
+Plain strings in, plain strings (or documents with their spans) out, through the one corpus loop
+(:func:`veil.run.corpus.map_units`):
 
 - a single string gives a single result, a list or tuple a list, any other iterable (a generator,
   a file's lines) a generator that reads its input in batches, so a corpus streams;
 - each text of a call is one document, identified by its position (``"0"``, ``"1"``, ...), so the
   same entity gets the same substitute within a text and an independent one in every other text;
+- a list of lists is a list of *groups*: the texts of one inner list (a call's utterances) are one
+  document for numbering and substitutes, and the result has the same nesting (ids ``"0.0"``,
+  ``"0.1"``, ...);
 - the privacy boundary holds here too: ``fill`` sees only masked text.
 
-Engines are built once per setting and reused by later calls (loading spaCy takes seconds).
+Draws: every document draws from its own generator seeded by ``(seed, document id)`` and never by
+an original value (a substitute says nothing of the value it replaced). ``seed=None`` (the default)
+takes a fresh random seed for each call, so two calls never share a draw by accident; pass
+``seed=`` for reproducible results.
+
+Engines and fillers are built once per setting and reused by later calls (loading a model takes seconds).
 """
 
 from __future__ import annotations
 
+import copy
 import json
-from functools import lru_cache
-from itertools import count, islice
-from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
+import secrets
+from functools import lru_cache, partial
+from itertools import count
+from typing import Any, Iterable, Iterator, Sequence, Union
 
 from veil.errors import VeilError
 from veil.types import Document, FilledDocument, MaskedDocument
-
 
 TextInput = Union[str, Document]
 MaskedInput = Union[str, MaskedDocument]
 
 
 def _shape(obj: Any) -> str:
-    """``one`` (a single item), ``list`` (a list or tuple) or ``stream`` (any other iterable).
-
-    A dict or bytes is refused here, at the call: iterated, a dict gives its keys and bytes give
-    numbers, so either would be anonymised or fail long after the call that was wrong."""
+    """``one`` (a single item), ``list`` (a list or tuple), ``groups`` (a list of lists) or ``stream``."""
     if isinstance(obj, (str, Document, MaskedDocument)):
         return "one"
-    if isinstance(obj, Mapping):
-        raise TypeError(f"expected a string, a list of strings or an iterable of strings, got a "
-                        f"{type(obj).__name__} (its keys would be taken for texts); pass its text, e.g. "
-                        "rec['text'], or a list of them")
     if isinstance(obj, (bytes, bytearray, memoryview)):
-        raise TypeError(f"expected a string, got {type(obj).__name__}; decode it first, e.g. data.decode('utf-8')")
+        raise TypeError("expected text, got bytes: decode it first (e.g. data.decode('utf-8'))")
+    if isinstance(obj, dict):
+        raise TypeError("expected a string, a list of strings or an iterable of strings, got a dict; pass its "
+                        "text (e.g. record['text']), or use veil mask / veil fill on a JSONL file for records")
     if isinstance(obj, (list, tuple)):
+        if obj and all(isinstance(x, (list, tuple)) for x in obj):
+            return "groups"
         return "list"
     if isinstance(obj, Iterable):
         return "stream"
     raise TypeError(f"expected a string, a list of strings or an iterable of strings, got {type(obj).__name__}")
 
 
-def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    it = iter(items)
-    while batch := list(islice(it, size)):
-        yield batch
+def _item(i: Any, t: Any, what: str) -> None:
+    if isinstance(t, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{what} {i} is bytes: decode it first")
+    raise TypeError(f"{what} {i} is a {type(t).__name__}, not a string")
 
 
-def _apply(items: Any, make_batch_fn: Any, batch_size: int, engine: "_Engine") -> Any:
-    """Run a batch function (a list of (index, item) -> a list of results) over one item, a list or a stream.
+def _documents(items: Any, kind: str) -> Iterator[Document]:
+    def one(i: str, t: Any, group: str | None = None) -> Document:
+        if isinstance(t, Document):
+            return t
+        if not isinstance(t, str):
+            _item(i, t, "text")
+        return Document(i, t, group=group)
 
-    ``make_batch_fn()`` builds it: here for the local engine, once in every Ray actor for ``ray``."""
-    kind = _shape(items)
-    numbered: Iterable[tuple[int, Any]] = [(0, items)] if kind == "one" else zip(count(), items)
-    if engine.name == "ray":
-        from veil.run.ray_executor import map_batches_ordered
+    if kind == "groups":
+        for g, texts in enumerate(items):
+            for j, t in enumerate(texts):
+                yield one(f"{g}.{j}", t, str(g))
+        return
+    for i, t in ([(0, items)] if kind == "one" else zip(count(), items)):
+        yield one(str(i), t)
 
-        results = map_batches_ordered(make_batch_fn, numbered, workers=engine.workers, address=engine.address,
-                                      device=engine.device, batch_size=batch_size)
-    else:
-        batch_fn = make_batch_fn()
-        results = (r for batch in _batched(numbered, batch_size) for r in batch_fn(batch))
+
+def _masked(items: Any, kind: str) -> Iterator[MaskedDocument]:
+    from veil.markers import infer_style
+
+    def one(i: str, m: Any, group: str | None = None) -> MaskedDocument:
+        if isinstance(m, MaskedDocument):
+            return m
+        if isinstance(m, str):
+            return MaskedDocument(i, m, (), infer_style(m), group=group)
+        raise TypeError(f"item {i} is a {type(m).__name__}: fill takes masked text or MaskedDocument "
+                        "(never original text)")
+
+    if kind == "groups":
+        for g, texts in enumerate(items):
+            for j, m in enumerate(texts):
+                yield one(f"{g}.{j}", m, str(g))
+        return
+    for i, m in ([(0, items)] if kind == "one" else zip(count(), items)):
+        yield one(str(i), m)
+
+
+def _run(stage: Any, docs: Iterator[Any], kind: str, executor: Any, batch_size: int, convert: Any) -> Any:
+    """Docs through the corpus loop, results in the input's arrangement (one, list, groups or stream)."""
+    from veil.run.corpus import map_units
+
+    outs = map_units(stage, docs, executor=executor, batch_size=batch_size, grouped=kind == "groups")
+    if kind == "groups":
+        return [[convert(d) for d in u] for out in outs for u in out.units]
+    results = (convert(d) for out in outs for u in out.units for d in u)
     if kind == "one":
-        return next(iter(results))
+        return next(results)
     return list(results) if kind == "list" else results
 
 
-class _Engine:
-    """Where the batches run: ``local`` (this process) or ``ray`` (actors on a Ray cluster, models loaded once each)."""
+def _executor(executor: str | None, engine: str | None, workers: int | None, address: str | None,
+              device: str | None = None) -> Any:
+    from veil.run.executors import make_executor
 
-    def __init__(self, name: str, workers: int | None, address: str | None, device: str | None = None) -> None:
-        from veil.run import ENGINES
-
-        if name not in ENGINES:
-            raise VeilError(f"unknown engine {name!r}; choose from {', '.join(ENGINES)}")
-        if name == "local" and (workers is not None or address is not None):
-            raise VeilError("workers and address apply to engine='ray' only")
-        if workers is not None and workers < 1:
-            raise VeilError("workers must be at least 1")
-        self.name, self.workers, self.address, self.device = name, workers or 1, address, device
-
-    def check(self, what: str, given_objects: bool, data: Any) -> None:
-        if self.name != "ray":
-            return
-        if given_objects:
-            raise VeilError(f"engine='ray' builds the {what} in every worker: give {what} by name")
-        if _is_hf_dataset(data):
-            raise VeilError("engine='ray' takes strings, lists or iterables; for a datasets.Dataset use "
-                            "engine='local' (a batched Dataset.map, which takes num_proc)")
+    if executor is not None and engine is not None and executor != engine:
+        raise VeilError("give executor= (engine= is its older name), not both")
+    return make_executor(executor or engine or "local", workers, address, device)
 
 
-class _MaskBatch:
-    """The mask batch function; picklable, so a Ray actor builds its engine (loads spaCy) itself."""
-
-    def __init__(self, maskers: Any, placeholder: str, options: Any, exclude: tuple[str, ...],
-                 keep: tuple[str, ...], engine: Any = None) -> None:
-        self.settings = (maskers, placeholder, options, exclude, keep)
-        self.engine = engine  # built once, where the batches run
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "engine": None}
-
-    def __call__(self, items: list[tuple[int, TextInput]]) -> list[MaskedDocument]:
-        from veil.run.corpus import mask_batch
-
-        docs = []
-        for i, t in items:
-            if isinstance(t, Document):
-                docs.append(t)
-            elif isinstance(t, str):
-                docs.append(Document(str(i), t))
-            else:
-                raise TypeError(f"text {i} is a {type(t).__name__}, not a string")
-        if self.engine is None:
-            self.engine = masking_engine(*self.settings)
-        return mask_batch(docs, self.engine)
-
-
-class _FillBatch:
-    """The fill batch function; picklable like :class:`_MaskBatch` (a Ray actor loads the filler's model)."""
-
-    def __init__(self, filler: Any, seed: int, options: dict[str, Any], details: bool) -> None:
-        self.filler, self.seed, self.options, self.details = filler, seed, options, details
-
-    def __call__(self, items: list[tuple[int, MaskedInput]]) -> list[Any]:
-        from veil.markers import infer_style
-        from veil.run.corpus import fill_batch
-
-        engine = self.filler if not isinstance(self.filler, str) else \
-            _filler(self.filler, self.seed, json.dumps(self.options, sort_keys=True, default=repr))
-        docs = []
-        for i, m in items:
-            if isinstance(m, MaskedDocument):
-                docs.append(m)
-            elif isinstance(m, str):
-                docs.append(MaskedDocument(str(i), m, (), infer_style(m)))
-            else:
-                raise TypeError(f"item {i} is a {type(m).__name__}: fill takes masked text or MaskedDocument "
-                                "(never original text)")
-        # a document the filler cannot fill gets its types' fallback values (logged), never a marker left
-        out: list[FilledDocument] = fill_batch(docs, engine)
-        return out if self.details else [d.text for d in out]
+def _no_objects_on_ray(executor: Any, what: str, given_objects: bool, data: Any) -> None:
+    if executor.name == "local":
+        return
+    if given_objects:
+        raise VeilError(f"executor='ray' builds the {what} in every worker: give {what} by name")
+    if _is_hf_dataset(data):
+        raise VeilError("executor='ray' takes strings, lists or iterables; for a datasets.Dataset use "
+                        "executor='local' (a batched Dataset.map, which takes num_proc)")
 
 
 @lru_cache(maxsize=8)
 def _engine(maskers: tuple[str, ...], placeholder: str, options: str, exclude: tuple[str, ...],
             keep: tuple[str, ...]) -> Any:
-    from veil.run.corpus import build_engine
+    from veil.run.components import build_engine
 
     return build_engine(maskers, placeholder, json.loads(options), exclude, keep)
 
@@ -162,7 +143,7 @@ def masking_engine(maskers: Sequence[Any] | None = None, placeholder: str = "num
     """The ``MaskingEngine`` for these settings: names are built once and reused, masker objects used as given."""
     from veil.markers import STYLES
     from veil.mask.engine import MaskingEngine
-    from veil.run.corpus import DEFAULT_MASKERS
+    from veil.run.components import DEFAULT_MASKERS
 
     if placeholder not in STYLES:
         raise VeilError(f"unknown placeholder style {placeholder!r}; choose from {', '.join(STYLES)}")
@@ -178,40 +159,46 @@ def masking_engine(maskers: Sequence[Any] | None = None, placeholder: str = "num
     return MaskingEngine(list(names), style=placeholder, exclude=exclude, keep=keep)
 
 
+def _mask_stage(maskers: Any, placeholder: str, options: Any, exclude: Iterable[str], keep: Iterable[str],
+                executor: Any) -> Any:
+    from veil.run.stages import MaskStage
+
+    built = masking_engine(maskers, placeholder, options, exclude, keep)  # settings checked here, before any work
+    if executor.name == "local":
+        return MaskStage(lambda: built)
+    names = tuple(maskers) if maskers is not None else None
+    return MaskStage(partial(masking_engine, names, placeholder, options, tuple(exclude), tuple(keep)))
+
+
 def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "numbered", *,
          options: dict[str, dict] | None = None, exclude: Iterable[str] = (), keep: Iterable[str] = (),
-         batch_size: int = 256, engine: str = "local", workers: int | None = None,
-         address: str | None = None) -> Any:
+         batch_size: int = 256, executor: str | None = None, workers: int | None = None,
+         address: str | None = None, engine: str | None = None) -> Any:
     """Detect personal data and replace it by placeholders.
 
-    ``texts``: a string (or ``Document``), a list of them, or any iterable (streamed in batches).
+    ``texts``: a string (or ``Document``), a list of them, a list of lists (groups: each inner list
+    is one document for numbering, e.g. a call's utterances), or any iterable (streamed in batches).
     ``maskers``: registry names (``veil ls``) or ``Masker`` objects; default neural_tagger + dlp.
     ``placeholder``: ``numbered`` (``[PERSON_NAME_1]``, the same number for the same entity within a
-    text), ``typed`` (``[PERSON_NAME]``) or ``mask`` (``[MASK]`` per word, the paper's style).
+    document), ``typed`` (``[PERSON_NAME]``) or ``mask`` (``[MASK]`` per word, the paper's style).
     ``options``: per-masker options, ``{"dlp": {"min_score": 0.6}}``.
-    ``engine``: ``local`` (this process) or ``ray``: batches run on ``workers`` Ray actors that load the
-    models once each, on the cluster at ``address`` (default: a local one); same results, same order.
+    ``executor``: ``local`` (this process) or ``ray``: batches run on ``workers`` Ray actors that load
+    the models once each, on the cluster at ``address`` (default: a local one); same results, same
+    order (``engine=`` is the older name of ``executor=``).
 
     Returns ``MaskedDocument`` objects: ``.text`` is the masked text, ``.placeholders`` its spans
     (start, end, label, key, technique, shape), in the same arrangement as the input.
     """
-    from functools import partial
-
-    _shape(texts)  # a dict or bytes fails here, before any model loads
-    runner = _Engine(engine, workers, address)
+    kind = _shape(texts)
+    ex = _executor(executor, engine, workers, address)
     names = tuple(maskers) if maskers is not None and not isinstance(maskers, str) else maskers
-    runner.check("maskers", names is not None and not all(isinstance(n, str) for n in names), texts)
-    built = masking_engine(maskers, placeholder, options, exclude, keep)  # settings checked here, before any work
+    _no_objects_on_ray(ex, "maskers", names is not None and not all(isinstance(n, str) for n in names), texts)
+    stage = _mask_stage(maskers, placeholder, options, exclude, keep, ex)
     if _is_hf_dataset(texts):  # a datasets.Dataset: one batched map, masked records as columns
         from veil.run.hf_datasets import mask_dataset
 
-        return mask_dataset(texts, built, batch_size=batch_size)
-    if runner.name == "ray":
-        make = partial(_MaskBatch, names, placeholder, options, tuple(exclude), tuple(keep))
-    else:
-        batch = _MaskBatch(names, placeholder, options, tuple(exclude), tuple(keep), built)
-        make = lambda: batch  # noqa: E731
-    return _apply(texts, make, batch_size, runner)
+        return mask_dataset(texts, masking_engine(maskers, placeholder, options, exclude, keep), batch_size=batch_size)
+    return _run(stage, _documents(texts, kind), kind, ex, batch_size, lambda d: d)
 
 
 def _is_hf_dataset(obj: Any) -> bool:
@@ -219,82 +206,90 @@ def _is_hf_dataset(obj: Any) -> bool:
 
 
 @lru_cache(maxsize=8)
-def _filler(name: str, seed: int, options: str) -> Any:
-    from veil.run.corpus import build_filler
+def _filler(name: str, options: str) -> Any:
+    from veil.run.components import build_filler
 
-    return build_filler(name, seed=seed, **json.loads(options))
+    return build_filler(name, **json.loads(options))
 
 
-def fill(masked: Any, filler: Any = "faker", *, seed: int = 0, details: bool = False, batch_size: int = 256,
-         engine: str = "local", workers: int | None = None, address: str | None = None, **options: Any) -> Any:
-    """Replace every placeholder by a substitute.
+def _seeded(filler: Any, seed: int) -> Any:
+    """The filler drawing with ``seed``: a shallow copy (it shares the loaded model) with its own seed."""
+    if getattr(filler, "seed", None) == seed:
+        return filler
+    f = copy.copy(filler)
+    f.seed = seed
+    return f
 
-    ``masked``: what :func:`mask` returns, or masked strings (``"Call [PERSON_NAME_1] at
-    [PHONE_NUMBER_1]"``; their placeholders are read from the markers), one, a list or a stream.
-    ``filler``: a registry name (``faker``: typed, shape-keeping values without a language model;
-    ``llm``, ``mlm``, ``llm-instruct``: a model proposes words from the context) or a ``Filler``;
-    further keyword options go to the filler (``strategy="topk"``, ``model=...``, ``device="cuda"``).
-    Each text draws from its own random generator seeded by ``(seed, position)``, so ``engine="ray"``
-    (``workers`` actors, each loading the model once; see :func:`mask`) gives the same texts.
 
-    Returns the filled strings, or ``FilledDocument`` objects (text and substitutions) with ``details``.
-    """
-    from functools import partial
+def _named_filler(name: str, seed: int, options: dict[str, Any]) -> Any:
+    return _seeded(_filler(name, json.dumps(options, sort_keys=True, default=repr)), seed)
 
+
+def _fill_stage(filler: Any, seed: int | None, options: dict[str, Any], executor: Any) -> Any:
     from veil.fill.base import Filler
+    from veil.run.stages import FillStage
 
-    _shape(masked)  # a dict or bytes fails here, before any model loads
-    runner = _Engine(engine, workers, address, options.get("device"))
     if isinstance(filler, Filler):
         if options:
             raise VeilError("options apply to fillers given by name; configure the Filler object directly")
-    elif not isinstance(filler, str):
+        built = filler if seed is None else _seeded(filler, seed)
+        return FillStage(lambda: built)
+    if not isinstance(filler, str):
         raise TypeError(f"filler must be a registry name or a Filler, got {type(filler).__name__}")
-    runner.check("filler", isinstance(filler, Filler), masked)
+    seed = secrets.randbelow(2 ** 63) if seed is None else seed
+    if executor.name == "local":
+        built = _named_filler(filler, seed, options)  # a bad name or option fails now, before any work
+        return FillStage(lambda: built)
+    return FillStage(partial(_named_filler, filler, seed, options))
+
+
+def fill(masked: Any, filler: Any = "faker", *, seed: int | None = None, details: bool = False,
+         batch_size: int = 256, executor: str | None = None, workers: int | None = None,
+         address: str | None = None, engine: str | None = None, **options: Any) -> Any:
+    """Replace every placeholder by a substitute.
+
+    ``masked``: what :func:`mask` returns, or masked strings (``"Call [PERSON_NAME_1] at
+    [PHONE_NUMBER_1]"``; their placeholders are read from the markers), one, a list, a list of
+    lists (groups: one substitute per entity across an inner list) or a stream.
+    ``filler``: a registry name (``faker``: typed, shape-keeping values without a language model;
+    ``llm``, ``mlm``, ``llm-instruct``: a model proposes words from the context) or a ``Filler``;
+    further keyword options go to the filler (``strategy="topk"``, ``model=...``, ``device="cuda"``).
+    ``seed``: each document draws from its own generator seeded by ``(seed, document id)``; ``None``
+    (default) takes a fresh random seed per call, an integer makes the call reproducible (also on
+    ``executor="ray"``, see :func:`mask`). A ``Filler`` object keeps its own seed unless one is given.
+
+    Returns the filled strings, or ``FilledDocument`` objects (text and substitutions) with ``details``.
+    """
+    from veil.fill.base import Filler
+
+    kind = _shape(masked)
+    ex = _executor(executor, engine, workers, address, options.get("device"))
+    _no_objects_on_ray(ex, "filler", isinstance(filler, Filler), masked)
+    stage = _fill_stage(filler, seed, options, ex)
     if _is_hf_dataset(masked):  # a datasets.Dataset of masked records: filled records as columns
         from veil.run.hf_datasets import fill_dataset
 
-        built = filler if isinstance(filler, Filler) else \
-            _filler(filler, seed, json.dumps(options, sort_keys=True, default=repr))
-        return fill_dataset(masked, built, batch_size=batch_size)
-    if runner.name == "local" and isinstance(filler, str):
-        _filler(filler, seed, json.dumps(options, sort_keys=True, default=repr))  # a bad name or option fails now
-    if runner.name == "ray":
-        make = partial(_FillBatch, filler, seed, options, details)
-    else:
-        batch = _FillBatch(filler, seed, options, details)
-        make = lambda: batch  # noqa: E731
-    return _apply(masked, make, batch_size, runner)
+        return fill_dataset(masked, stage.filler, batch_size=batch_size)
+    return _run(stage, _masked(masked, kind), kind, ex, batch_size, (lambda d: d) if details else (lambda d: d.text))
 
 
-def anonymize(texts: Any, maskers: Sequence[Any] | None = None, filler: Any = "faker", *, seed: int = 0,
-              batch_size: int = 256, engine: str = "local", workers: int | None = None, address: str | None = None,
-              **fill_options: Any) -> Any:
+def anonymize(texts: Any, maskers: Sequence[Any] | None = None, filler: Any = "faker", *, seed: int | None = None,
+              batch_size: int = 256, executor: str | None = None, workers: int | None = None,
+              address: str | None = None, engine: str | None = None, **fill_options: Any) -> Any:
     """Mask and fill in one call: realistic substitutes of the same type and format, the same within a
-    text for the same entity, independent across texts. A string gives a string, a list a list, any
-    other iterable a stream; no placeholder is left in the output. ``engine``: see :func:`mask`."""
-    _shape(texts)  # a dict or bytes fails here, before any model loads
-    if engine == "ray":  # both stages in one actor per worker: two actor pools could not share the CPUs
-        from functools import partial
+    document for the same entity, independent across documents (and across calls unless ``seed`` is
+    given). A string gives a string, a list a list, a list of lists a list of lists (each inner list
+    one document), any other iterable a stream; no placeholder is left in the output. ``executor``:
+    see :func:`mask`."""
+    from veil.fill.base import Filler
+    from veil.run.stages import AnonymizeStage
 
-        runner = _Engine(engine, workers, address, fill_options.get("device"))
-        names = tuple(maskers) if maskers is not None else None
-        runner.check("maskers", names is not None and not all(isinstance(n, str) for n in names), texts)
-        runner.check("filler", not isinstance(filler, str), texts)
-        masking_engine(maskers, "numbered")  # bad names fail here, before any work
-        make = partial(_AnonymizeBatch, _MaskBatch(names, "numbered", None, (), ()),
-                       _FillBatch(filler, seed, fill_options, False))
-        return _apply(texts, make, batch_size, runner)
-    masked = mask(texts, maskers, "numbered", batch_size=batch_size, engine=engine, workers=workers, address=address)
-    return fill(masked, filler, seed=seed, batch_size=batch_size, **fill_options)
-
-
-class _AnonymizeBatch:
-    """Mask then fill one batch (``anonymize(engine="ray")``); the filler sees only the masked documents."""
-
-    def __init__(self, mask_batch: _MaskBatch, fill_batch: _FillBatch) -> None:
-        self.mask_batch, self.fill_batch = mask_batch, fill_batch
-
-    def __call__(self, items: list[tuple[int, TextInput]]) -> list[str]:
-        masked = self.mask_batch(items)
-        return self.fill_batch([(i, m) for (i, _), m in zip(items, masked)])
+    kind = _shape(texts)
+    ex = _executor(executor, engine, workers, address, fill_options.get("device"))
+    names = tuple(maskers) if maskers is not None and not isinstance(maskers, str) else maskers
+    _no_objects_on_ray(ex, "maskers", names is not None and not all(isinstance(n, str) for n in names), texts)
+    _no_objects_on_ray(ex, "filler", isinstance(filler, Filler), texts)
+    # both stages in one place (on Ray: one actor per worker, two actor pools could not share the CPUs);
+    # the fill stage sees only what the mask stage returns
+    stage = AnonymizeStage(_mask_stage(maskers, "numbered", None, (), (), ex), _fill_stage(filler, seed, fill_options, ex))
+    return _run(stage, _documents(texts, kind), kind, ex, batch_size, lambda d: d.text)

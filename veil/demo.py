@@ -46,7 +46,7 @@ def audit_demo(experiment: Path, out: Path) -> None:
     spec = load_spec(experiment)
     gold = gold_from_documents(load_corpus(spec.train))
     maskings = {t: [t] for t in spec.techniques}
-    from veil.run.corpus import DEFAULT_MASKERS
+    from veil.run.components import DEFAULT_MASKERS
 
     maskings[f"{' + '.join(DEFAULT_MASKERS)} (veil mask's default)"] = list(DEFAULT_MASKERS)
     rows = risk_by_masking(gold, maskings)

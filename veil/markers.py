@@ -36,7 +36,9 @@ LABELS = frozenset({
     "NATIONALITY", "OCCUPATION", "DEMOGRAPHIC", "QUASI_ID", "MISC",
     # spaCy's own names (gold spans and older corpora)
     "PERSON", "ORG", "GPE", "LOC", "NORP", "FAC",
-    # the word maskers (allow_list, vocab_threshold) and a custom dictionary's default type
+    # identifiers a reviewer may name (veil review) and Presidio's names for them
+    "IBAN_CODE", "PASSPORT",
+    # the word maskers (allow_list, vocab_threshold) and a custom dictionary's (deny list's) default type
     "WORD", "CUSTOM",
 })
 #: the largest N of a ``[LABEL_N]`` marker (a document with more distinct values of one label gets ``[LABEL]``)

@@ -57,6 +57,7 @@ maskers.register("entity_tagger", "veil.mask.entity_tagger:EntityTaggerMasker")
 maskers.register("dlp", "veil.mask.dlp:DLPMasker")
 maskers.register("quasi", "veil.mask.quasi:QuasiIdentifierMasker")
 maskers.register("neural_tagger", "veil.mask.neural.tagger:NeuralTaggerMasker")
+maskers.register("deny_list", "veil.mask.deny_list:DenyListMasker")
 
 fillers.register("mlm", "veil.fill.mlm:MLMFiller")
 fillers.register("llm", "veil.fill.llm:LLMFiller")

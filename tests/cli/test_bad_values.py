@@ -44,6 +44,9 @@ def _no_long_work(monkeypatch):
     monkeypatch.setattr(veil.models.minilm, "load_masked_lm", _stop)
     monkeypatch.setattr(veil.mask.neural.train, "train", _stop)
     monkeypatch.setattr(veil.experiment.runner.ExperimentRunner, "run", _stop)
+    import veil.review.app
+
+    monkeypatch.setattr(veil.review.app, "serve", _stop)  # veil review's browser server would wait for ever
 
 
 def _files(d: Path) -> dict[str, Path]:
@@ -82,6 +85,8 @@ def _base(command: tuple[str, ...], f: dict[str, Path], out: Path) -> list[str]:
         ("audit", "identifiers"): [str(f["corpus"]), "--format", "jsonl", "--no-direct"],
         ("audit", "ppmlm"): [str(f["corpus"]), "--format", "jsonl", "-o", str(out / "pp")],
         ("train-detector",): ["--data", str(f["folder"]), "-o", str(out / "det")],
+        ("review",): [str(f["masked"]), "--export", "gold", "-o", str(out / "gold.jsonl")],
+        ("verify",): [str(f["corpus"]), str(f["masked"])],
         ("ls",): [],
     }[command]
 

@@ -8,7 +8,7 @@ import pytest
 
 from veil.cli import COMMANDS, build_parser, main, parsers_of
 from veil.mask.base import Masker
-from veil.run.corpus import DEFAULT_MASKERS
+from veil.run.components import DEFAULT_MASKERS
 from veil.registry import maskers
 from veil.types import Span
 

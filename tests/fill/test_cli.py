@@ -109,7 +109,7 @@ def _raise(exc):
             Failing.calls += 1
             if Failing.calls == 2:
                 raise exc
-            from veil.run.corpus import fallback_fill
+            from veil.run.stages import fallback_fill
             return [fallback_fill(d) for d in docs]
     return Failing()
 

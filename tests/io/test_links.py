@@ -189,20 +189,3 @@ def test_replace_file_refuses_a_source_swapped_for_a_link(tmp_path):
     with pytest.raises(VeilError, match="was replaced during the run"):
         atomic.replace_file(src, tmp_path / "a", ident)
     assert not (tmp_path / "a").exists()
-
-
-def test_ray_shards_and_the_concatenated_output_refuse_links(tmp_path):
-    from veil.run.ray_executor import _concatenate, _write_atomic
-
-    victim = _victim(tmp_path)
-    shard = tmp_path / "part-00000.jsonl"
-    shard.symlink_to(victim)
-    with pytest.raises(VeilError, match="symbolic link"):
-        _write_atomic(shard, "{}\n")
-    shard.unlink()
-    _write_atomic(shard, "{}\n")
-    out = tmp_path / "out.jsonl"
-    out.symlink_to(victim)
-    with pytest.raises(VeilError, match="symbolic link"):
-        _concatenate([shard], out)
-    assert victim.read_text() == SECRET

@@ -57,6 +57,22 @@ def test_span_outside_document_is_an_error():
         render(Document("d", "abc"), [Span(1, 9, "X", "t")])
 
 
+def test_a_first_or_last_name_alone_and_a_title_keep_the_full_name_s_number():
+    from veil.mask.placeholders import Numbering
+
+    n = Numbering()
+    keys = [n.key("PERSON_NAME", x) for x in ["Maria Lopez", "Maria", "Lopez", "Dr. John Smith", "John Smith",
+                                               "Maria Gonzalez", "Sarah", "Sarah Connor", "Dr. Sarah Connor"]]
+    assert keys == ["PERSON_NAME_1"] * 3 + ["PERSON_NAME_2"] * 2 + ["PERSON_NAME_3"] + ["PERSON_NAME_4"] * 3
+    assert n.key("PERSON_NAME", "Gonzalez") == "PERSON_NAME_3"
+    # two Marias with surnames: a lone "Maria" cannot say which, so it is someone of its own
+    m = Numbering()
+    assert [m.key("PERSON_NAME", x) for x in ["Maria Lopez", "Maria Gonzalez", "Maria"]] == \
+        ["PERSON_NAME_1", "PERSON_NAME_2", "PERSON_NAME_3"]
+    # other labels match whole surfaces only
+    assert [m.key("LOCATION", x) for x in ["New York", "York"]] == ["LOCATION_1", "LOCATION_2"]
+
+
 # --- issue 32 item 7: exactly veil's own placeholder forms ------------------------------------------------
 @pytest.mark.parametrize("text, lookalikes", [
     ("[JOHN_SMITH] [MARIA] [JSMITH1985] [S_M_I_T_H]", []),  # personal data in brackets: text

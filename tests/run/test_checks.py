@@ -117,9 +117,13 @@ def test_a_filler_that_falls_back_on_most_placeholders_fails_and_the_output_is_n
 
 
 def test_the_share_is_judged_during_the_run_once_enough_placeholders_were_filled():
-    from veil.types import MaskedDocument
+    from veil.types import FilledDocument, Substitution
 
-    docs = [MaskedDocument(str(i), "[MASK] [MASK]", (), "mask") for i in range(EARLY_JUDGEMENT)]
+    def doc(i):  # a document whose two placeholders were filled
+        return FilledDocument(str(i), "a b", tuple(Substitution(str(i), "[MASK]", f"MASK#{j}", "MASK", "a", 0, 1)
+                                                  for j in range(2)))
+
+    docs = [doc(i) for i in range(EARLY_JUDGEMENT)]
     guard = FallbackGuard(0.1)
     guard.add(docs[:10], [d.id for d in docs[:10]])
     guard.check()  # 20 placeholders: too few to judge before the end

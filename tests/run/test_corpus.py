@@ -1,4 +1,5 @@
-"""veil.run.corpus: batch functions independent of batching, fill fallbacks (case 8, fill side), look-alikes kept."""
+"""veil.run.corpus and veil.run.stages: batch functions independent of batching, fill fallbacks (case 8, fill side),
+look-alikes kept."""
 
 import json
 import logging
@@ -10,8 +11,9 @@ from veil.fill.base import Filler
 from veil.io.records import read_filled, read_masked
 from veil.markers import find_markers
 from veil.mask.detectors import DEFAULT_DETECTORS  # noqa: F401  (dlp's detectors load here, not per test)
-from veil.run.corpus import (build_engine, fallback_fill, fill_batch, fill_corpus, fill_records, mask_batch,
-                           mask_corpus, mask_records)
+from veil.run.components import build_engine
+from veil.run.corpus import fill_corpus, mask_corpus
+from veil.run.stages import fallback_fill, fill_batch, mask_batch
 from veil.types import Document
 
 LOOKALIKES = "I typed [PERSON_NAME_1], [MASK], [mask], [\\MASK] and [MASK_] myself"
@@ -44,6 +46,21 @@ def test_mask_batch_does_not_depend_on_batching():
     pieces = [md for i in range(0, 7, 3) for md in mask_batch(docs[i:i + 3], engine)]
     assert whole == pieces
     assert whole[0].text.startswith("mail me at [EMAIL_ADDRESS_1] or call [PHONE_NUMBER_1]")
+
+
+def mask_records(recs, engine, fields):
+    from veil.io.formats import record_to_document
+    from veil.io.records import masked_to_record
+
+    docs = [record_to_document(dict(r), fields, "<records>", i, i) for i, r in enumerate(recs, 1)]
+    return [masked_to_record(md, fields) for md in mask_batch(docs, engine)]
+
+
+def fill_records(recs, filler, fields):
+    from veil.io.records import filled_to_record, record_to_masked, substitution_records
+
+    filled = fill_batch([record_to_masked(dict(r), fields, "<records>", i, i) for i, r in enumerate(recs, 1)], filler)
+    return [filled_to_record(d, fields) for d in filled], [r for d in filled for r in substitution_records(d)]
 
 
 def test_records_round_trip_through_the_batch_functions():

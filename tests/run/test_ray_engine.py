@@ -1,4 +1,4 @@
-"""Ray engine: same records as the local engine (mask and fill), a killed worker, a restarted driver.
+"""Ray executor: same records as the local executor (mask and fill), a killed worker, a restarted driver.
 
 One local Ray cluster (2 CPUs) for the module; the corpora are tiny, the filler a 2-layer Llama.
 """
@@ -16,7 +16,8 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("torch")
 
 from veil.cli import main  # noqa: E402
-from veil.run.ray_executor import init_ray, input_files, read_output, run_stage  # noqa: E402
+from veil.run.corpus import mask_corpus, map_units  # noqa: E402
+from veil.run.executors import RayExecutor, init_ray  # noqa: E402
 from veil.run.stages import MaskStage  # noqa: E402
 
 # the stages below are defined here: Ray's workers cannot import a test module, so they travel by value
@@ -42,15 +43,7 @@ def corpus(tmp_path_factory):
     recs = [{"id": f"d{i:03d}", "text": " ".join(rng.choice(WORDS) for _ in range(10)), "n": i} for i in range(48)]
     one = root / "in.jsonl"
     one.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
-    shards = root / "shards"
-    shards.mkdir()
-    for k in range(3):  # the same records as a folder of three shards
-        (shards / f"s{k}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs[k::3]), encoding="utf-8")
-    return one, shards
-
-
-def _by_id(lines):
-    return sorted(lines, key=lambda line: json.loads(line)["id"])
+    return one
 
 
 def _mask_local(src: Path, out: Path) -> bytes:
@@ -59,27 +52,25 @@ def _mask_local(src: Path, out: Path) -> bytes:
     return out.read_bytes()
 
 
-def test_ray_mask_equals_local_file_and_folder(cluster, corpus, tmp_path):
-    one, shards = corpus
-    local = _mask_local(one, tmp_path / "local.jsonl")
+def test_ray_mask_equals_local(cluster, corpus, tmp_path):
+    local = _mask_local(corpus, tmp_path / "local.jsonl")
     out = tmp_path / "ray.jsonl"
-    assert main(["mask", str(one), "-o", str(out), "--masker", "dlp", "--placeholder", "numbered", "--no-progress",
-                 "--engine", "ray", "--workers", "2", "--batch-size", "5", "--shard-size", "7"]) == 0
-    assert out.read_bytes() == local  # one file: the same bytes, in input order
-    assert not out.with_name(out.name + ".shards").exists()
-    folder = tmp_path / "ray_out"
-    assert main(["mask", str(shards), "-o", str(folder), "--masker", "dlp", "--placeholder", "numbered",
-                 "--no-progress", "--engine", "ray", "--workers", "2", "--shard-size", "10"]) == 0
-    manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["complete"] and manifest["records"] == 48 and len(manifest["shards"]) == 5
-    assert _by_id(read_output(folder)) == _by_id(local.decode().splitlines(keepends=True))
+    assert main(["mask", str(corpus), "-o", str(out), "--masker", "dlp", "--placeholder", "numbered", "--no-progress",
+                 "--executor", "ray", "--workers", "2", "--batch-size", "5"]) == 0
+    assert out.read_bytes() == local  # the same writer: the same bytes, in input order
+    assert (tmp_path / "ray.jsonl.veil.json").exists() and not (tmp_path / "ray.jsonl.partial").exists()
+    # the same output checks as the local executor: an existing output made otherwise is not replaced
+    assert main(["mask", str(corpus), "-o", str(out), "--masker", "dlp", "--placeholder", "typed", "--no-progress",
+                 "--engine", "ray", "--workers", "2"]) == 2
+    assert main(["mask", str(corpus), "-o", str(corpus), "--masker", "dlp", "--no-progress", "--engine", "ray"]) == 2
+    assert out.read_bytes() == local
 
 
-def test_engine_options_are_checked(tmp_path, corpus):
-    one, _ = corpus
-    assert main(["mask", str(one), "-o", str(tmp_path / "x.jsonl"), "--workers", "2"]) == 2  # local engine
-    assert main(["mask", str(one), "-o", str(tmp_path / "x.parquet"), "--masker", "dlp", "--engine", "ray",
-                 "--limit", "3"]) == 2
+def test_executor_options_are_checked(tmp_path, corpus):
+    assert main(["mask", str(corpus), "-o", str(tmp_path / "x.jsonl"), "--workers", "2"]) == 2  # local executor
+    assert main(["mask", str(corpus), "-o", str(tmp_path / "x.jsonl"), "--masker", "dlp", "--engine", "ray",
+                 "--workers", "0"]) == 2
+    assert not (tmp_path / "x.jsonl").exists()
 
 
 class DyingMaskStage(MaskStage):
@@ -89,38 +80,24 @@ class DyingMaskStage(MaskStage):
         super().__init__(make_engine)
         self.flag, self.victim = flag, victim
 
-    def __call__(self, docs):
-        if any(d.id == self.victim for d in docs) and not os.path.exists(self.flag):
+    def __call__(self, batch):
+        if any(d.id == self.victim for unit in batch for d in unit) and not os.path.exists(self.flag):
             Path(self.flag).write_text("killed")
             os._exit(1)  # the actor dies mid-run, as on a lost node
-        return super().__call__(docs)
+        return super().__call__(batch)
 
 
-class FailingMaskStage(MaskStage):
-    """Raises on ``victim``: the driver's run fails after some shards are finished (a driver crash).
+class FailingEngine:
+    """A masking engine that fails on ``victim``: the driver's run stops after the batches before it are written."""
 
-    It raises only once the driver has recorded a finished shard in ``manifest``: Ray Data may report
-    the failure before the driver has consumed the earlier batches, which on a loaded machine would
-    leave no shard to resume from and make the test depend on timing."""
+    def __init__(self, victim: str) -> None:
+        self.inner, self.victim = _dlp_engine(), victim
+        self.style, self.maskers = self.inner.style, self.inner.maskers
 
-    def __init__(self, make_engine, victim: str, manifest: str) -> None:
-        super().__init__(make_engine)
-        self.victim, self.manifest = victim, manifest
-
-    def __call__(self, docs):
+    def detect(self, docs):
         if any(d.id == self.victim for d in docs):
-            import time
-
-            deadline = time.time() + 300
-            while time.time() < deadline:
-                try:
-                    if json.loads(Path(self.manifest).read_text())["shards"]:
-                        break
-                except (OSError, ValueError, KeyError):
-                    pass
-                time.sleep(0.1)
             raise RuntimeError("simulated crash")
-        return super().__call__(docs)
+        return self.inner.detect(docs)
 
 
 def _dlp_engine():
@@ -130,37 +107,33 @@ def _dlp_engine():
     return MaskingEngine([maskers.get("dlp")()], style="numbered")
 
 
-def _read(path):
+def test_killed_worker_is_retried_and_output_is_complete(cluster, corpus, tmp_path):
     from veil.io.formats import read_documents
 
-    return read_documents(path, "jsonl")
-
-
-def test_killed_worker_is_retried_and_output_is_complete(cluster, corpus, tmp_path):
-    one, _ = corpus
-    local = _mask_local(one, tmp_path / "local.jsonl")
     flag = tmp_path / "killed.flag"
-    out = tmp_path / "ray.jsonl"
-    stats = run_stage(DyingMaskStage(_dlp_engine, str(flag), "d030"), input_files(one), _read, out,
-                      settings={"t": 1}, workers=2, batch_size=4, shard_size=8)
+    docs = list(read_documents(corpus, "jsonl"))
+    expected = [u for out in map_units(MaskStage(_dlp_engine), docs, batch_size=4) for u in out.units]
+    got = [u for out in map_units(DyingMaskStage(_dlp_engine, str(flag), "d030"), docs,
+                                  executor=RayExecutor(2), batch_size=4) for u in out.units]
     assert flag.exists()  # a worker did die
-    assert stats["records"] == 48
-    assert out.read_bytes() == local
+    assert got == expected
 
 
-def test_restarted_driver_resumes_from_finished_shards(cluster, corpus, tmp_path):
-    one, _ = corpus
-    local = _mask_local(one, tmp_path / "local.jsonl")
-    out = tmp_path / "ray_out"
+def test_restarted_driver_resumes_after_the_written_batches(cluster, corpus, tmp_path):
+    from functools import partial
+
+    local = _mask_local(corpus, tmp_path / "local.jsonl")
+    out = tmp_path / "ray.jsonl"
+    settings = {"maskers": ["dlp"], "style": "numbered"}
     with pytest.raises(Exception, match="simulated crash"):
-        run_stage(FailingMaskStage(_dlp_engine, "d040", str(out / "manifest.json")), input_files(one), _read, out,
-                  settings={"t": 2}, workers=1, batch_size=4, shard_size=8)
-    finished = json.loads((out / "manifest.json").read_text())["shards"]
-    assert 1 <= len(finished) <= 5
-    stats = run_stage(MaskStage(_dlp_engine), input_files(one), _read, out, settings={"t": 2}, workers=2,
-                      batch_size=4, shard_size=8)
-    assert stats["processed_now"] == 48 - sum(s["records"] for s in finished)  # finished shards are kept
-    assert "".join(read_output(out)).encode() == local
+        mask_corpus(corpus, out, engine=partial(FailingEngine, "d040"), settings=settings, batch_size=4,
+                    progress=False, executor=RayExecutor(1))
+    progress = json.loads((tmp_path / "ray.jsonl.progress.json").read_text())
+    assert 1 <= progress["records"] <= 40
+    stats = mask_corpus(corpus, out, engine=_dlp_engine, settings=settings, batch_size=4, progress=False,
+                        executor=RayExecutor(2))
+    assert stats["masked_now"] == 48 - progress["records"]  # the written batches are kept
+    assert out.read_bytes() == local
 
 
 def test_ray_fill_equals_local(cluster, tmp_path):
@@ -178,7 +151,7 @@ def test_ray_fill_equals_local(cluster, tmp_path):
               "--device", "cpu"]
     assert main(["fill", str(src), "-o", str(tmp_path / "local.jsonl"), *common]) == 0
     assert main(["fill", str(src), "-o", str(tmp_path / "ray.jsonl"), *common, "--engine", "ray",
-                 "--workers", "2", "--chunk", "3", "--shard-size", "4"]) == 0
+                 "--workers", "2", "--chunk", "3"]) == 0
     for name in ("{}.jsonl", "{}.jsonl.substitutions.jsonl"):
         assert (tmp_path / name.format("ray")).read_bytes() == (tmp_path / name.format("local")).read_bytes()
 
@@ -210,9 +183,9 @@ def test_api_engine_options_that_cannot_be_honoured_are_errors():
     from veil.errors import VeilError
     from veil.mask.dlp import DLPMasker
 
-    with pytest.raises(VeilError, match="engine='ray' only"):
+    with pytest.raises(VeilError, match="ray executor only"):
         veil.mask(["x"], ["dlp"], workers=2)
-    with pytest.raises(VeilError, match="unknown engine"):
+    with pytest.raises(VeilError, match="unknown executor"):
         veil.mask(["x"], ["dlp"], engine="spark")
     with pytest.raises(VeilError, match="by name"):
         veil.mask(["x"], [DLPMasker()], engine="ray")
@@ -220,32 +193,8 @@ def test_api_engine_options_that_cannot_be_honoured_are_errors():
         veil.fill(["[MASK]"], "faker", engine="ray", workers=0)
 
 
-class DyingDoubler:
-    """Doubles numbers; kills its actor's process the first time it sees 13 (a flag file makes it once only)."""
-
-    def __init__(self, flag: str) -> None:
-        self.flag = flag
-
-    def __call__(self, items):
-        if 13 in items and not os.path.exists(self.flag):
-            Path(self.flag).write_text("killed")
-            os._exit(1)
-        return [2 * x for x in items]
-
-
-def test_map_batches_ordered_survives_a_killed_actor_and_keeps_order(cluster, tmp_path):
-    from functools import partial
-
-    from veil.run.ray_executor import map_batches_ordered
-
-    flag = tmp_path / "killed.flag"
-    out = list(map_batches_ordered(partial(DyingDoubler, str(flag)), iter(range(40)), workers=2, batch_size=3))
-    assert flag.exists()
-    assert out == [2 * x for x in range(40)]
-
-
 def test_experiment_mask_stage_on_ray_equals_local(cluster, tmp_path):
-    """``veil experiment run --engine ray`` runs the mask stage on Ray actors too: same masked corpus, same share."""
+    """``veil experiment run --executor ray`` runs the mask stage on Ray actors too: same masked corpus, same share."""
     from veil.experiment.runner import ExperimentRunner
     from veil.experiment.spec import parse_spec
     from veil.types import Document
@@ -255,9 +204,9 @@ def test_experiment_mask_stage_on_ray_equals_local(cluster, tmp_path):
            "baselines": ["oracle", "baseline0"], "methods": []}
     docs = [Document(f"d{i}", t) for i, t in enumerate(API_TEXTS * 3)]
     out = {}
-    for engine, opts in (("local", {}), ("ray", {"workers": 2})):
+    for engine, executor in (("local", None), ("ray", RayExecutor(2))):
         spec = parse_spec({**raw, "cache": str(tmp_path / f"cache-{engine}")}, tmp_path / "exp.yaml")
-        runner = ExperimentRunner(spec, tmp_path / engine, progress=False, engine=engine, engine_options=opts)
+        runner = ExperimentRunner(spec, tmp_path / engine, progress=False, executor=executor)
         d, meta = runner.mask("dlp", {}, docs, "h")
         out[engine] = ((d / "masked.jsonl").read_bytes(), meta["info"]["masked_share"], meta["info"]["words"])
     assert out["ray"] == out["local"]

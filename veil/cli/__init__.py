@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "experiment": ("veil.cli.experiment", "run an experiment grid: mask, fill, adapt an LM, perplexity, report"),
     "audit": ("veil.cli.audit", "privacy audit: residual risk, identifiers, PPMLM, membership inference"),
     "train-detector": ("veil.cli.train_detector", "fine-tune the case-robust neural entity detector (token classification)"),
+    "review": ("veil.cli.review", "review masked documents in the browser; export gold spans, missed PI, term lists"),
+    "verify": ("veil.cli.verify", "check that no value the masking removed survives in a filled corpus"),
     "ls": ("veil.cli.ls", "list registered maskers, fillers, corpus formats and downstream LMs"),
 }
 

@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.review_command == "export":
         from veil.cli.common import maskers_of, parse_options
-        from veil.run.corpus import build_engine, mask_batch
+        from veil.run.components import build_engine
+        from veil.run.stages import mask_batch
 
         names = maskers_of(args)
         engine = build_engine(names, "numbered", parse_options(args.set, names))

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from veil.cli.common import maskers_of, parse_options, progress_of
     from veil.errors import VeilError
     from veil.mask.gold import read_gold
-    from veil.run.corpus import build_engine
+    from veil.run.components import build_engine
     from veil.textforms import transform_documents
 
     table = risk.ScoreTable.load(args.scores) if args.scores else risk.default_table()

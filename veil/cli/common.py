@@ -53,15 +53,36 @@ def list_value(values: Sequence[str] | None, default: Sequence[str] | None = Non
 
 
 def add_maskers(p: Any, help: str = "maskers to combine (see `veil ls`)") -> None:
-    from veil.run.corpus import DEFAULT_MASKERS
+    from veil.run.components import DEFAULT_MASKERS
 
     add_list(p, "--masker", DEFAULT_MASKERS, help=help)
 
 
 def maskers_of(args: argparse.Namespace) -> list[str]:
-    from veil.run.corpus import DEFAULT_MASKERS
+    from veil.run.components import DEFAULT_MASKERS
 
     return list_value(getattr(args, "masker", None), DEFAULT_MASKERS)
+
+
+def add_terms_masker(names: Sequence[str], options: dict[str, dict[str, Any]],
+                     terms_file: str | None) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """``--add-terms FILE``: the deny_list masker with the file's terms, after the chosen maskers.
+
+    The terms themselves (not the path) go into the options, so a resumed run sees a changed file.
+    """
+    names, options = list(names), dict(options)
+    if not terms_file:
+        return names, options
+    if "deny_list" in names:
+        raise VeilError("--add-terms runs the deny_list masker itself; drop deny_list from --masker, or "
+                        "give it --set deny_list.terms_file=FILE instead of --add-terms")
+    from veil.mask.deny_list import read_terms
+
+    terms = read_terms(terms_file)
+    if not terms:
+        raise VeilError(f"--add-terms {terms_file}: no terms in the file")
+    options["deny_list"] = {"terms": dict(sorted(terms.items()))}
+    return names + ["deny_list"], options
 
 
 def add_set(p: Any, what: str = "MASKER") -> None:

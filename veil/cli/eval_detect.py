@@ -1,7 +1,8 @@
-"""CLI: ``veil eval-detect GOLD --format {tab,presidio,conll} --masker NAME ...`` scores masking against gold spans.
+"""CLI: ``veil eval-detect GOLD --format {tab,presidio,conll,review} --masker NAME ...`` scores masking against gold spans.
 
-Prints recall (TAB: mention, token and entity level for DIRECT and QUASI identifiers; other
-formats: per type) beside the share of all words masked. ``--json`` prints exactly one JSON object.
+Prints recall (TAB and a ``veil review --export gold`` file: mention, token and entity level for
+DIRECT and QUASI identifiers; other formats: per type) beside the share of all words masked and the
+precision; a review file also gets the type accuracy. ``--json`` prints exactly one JSON object.
 """
 
 from __future__ import annotations
@@ -18,14 +19,18 @@ from veil.textforms import FORMS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("gold", help="gold file: TAB JSONL, Presidio synthetic JSON, or a CoNLL/WNUT BIO file")
-    p.add_argument("--format", required=True, choices=("tab", "presidio", "conll"), help="gold file format")
+    p.add_argument("gold", help="gold file: TAB JSONL, Presidio synthetic JSON, a CoNLL/WNUT BIO file, or "
+                                "what `veil review --export gold` writes")
+    p.add_argument("--format", required=True, choices=("tab", "presidio", "conll", "review"),
+                   help="gold file format (review: a human review of your own corpus)")
     from veil.cli.common import add_maskers, add_set
 
     add_maskers(p, help="maskers to run (see `veil ls`)")
     add_set(p)
     p.add_argument("--exclude", nargs="+", action="extend", default=[], metavar="TERM",
                    help="never mask these terms (repeated or space-separated)")
+    p.add_argument("--add-terms", default=None, metavar="FILE",
+                   help="always mask these terms, term<TAB>TYPE a line (the deny_list masker; as veil mask)")
     p.add_argument("--transform", choices=FORMS, default="none",
                    help="score the text in this form: lower-cased, or as speech recognition writes it "
                         "(gold spans remapped; see veil.textforms)")
@@ -59,17 +64,21 @@ def print_table(result: dict[str, Any], maskers: list[str], n_docs: int, seconds
     print(f"\nmasked token share: {result['masked_token_share']:.3f} "
           f"({result['masked_words']} of {result['words']} words); "
           f"precision: {_fmt(result['precision']).strip()} (share of masked words inside gold mentions)")
+    if "type_accuracy" in result:
+        print(f"type accuracy: {_fmt(result['type_accuracy']).strip()} (masked gold mentions whose mask has the "
+              f"reviewed type; {result['typed_mentions']} masked)")
 
 
 def run(args: argparse.Namespace) -> int:
     from veil.cli.common import maskers_of, parse_options
     from veil.mask.evaluate import evaluate, missed_mentions
     from veil.mask.gold import read_gold
-    from veil.run.corpus import build_engine
+    from veil.run.components import build_engine
     from veil.textforms import transform_documents
 
-    maskers = maskers_of(args)
-    options = parse_options(args.set, maskers)
+    from veil.cli.common import add_terms_masker
+
+    maskers, options = add_terms_masker(maskers_of(args), parse_options(args.set, maskers_of(args)), args.add_terms)
     golds = read_gold(args.gold, args.format)
     if args.limit is not None:
         golds = golds[: max(0, args.limit)]

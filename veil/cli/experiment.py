@@ -21,10 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a setting of the file, dotted, value in YAML (e.g. lm.finetune_epochs=4, "
                         "pretrain.limit=10000)")
-    r.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="ray: the mask and fill stages run on Ray actor pools (veil.run.ray_executor); default local")
-    r.add_argument("--address", default=None, help="--engine ray: the cluster to join (default: start a local one)")
-    r.add_argument("--workers", type=int, default=1, help="--engine ray: actors per stage (default 1)")
+    from veil.run.executors import add_executor_arguments
+
+    add_executor_arguments(r)
     g = sub.add_parser("gap", help="split the Baseline0 - Oracle gap of a finished run by word class (the words the "
                                    "technique masks vs the others)")
     g.add_argument("experiment", help="the experiment file the run used")
@@ -44,23 +43,24 @@ def run(args: argparse.Namespace) -> int:
         return gap(args)
     from pathlib import Path
 
+    from veil.errors import VeilError
     from veil.experiment.runner import ExperimentRunner
     from veil.experiment.spec import load_spec
 
     spec = load_spec(args.experiment, setters=args.set)
     if args.cache:
         spec.cache = Path(args.cache)
+    for name in ("train_limit", "test_limit"):
+        if getattr(args, name) == 0:
+            raise VeilError(f"--{name.replace('_', '-')} must be at least 1")
     if args.train_limit:
         spec.train.limit = args.train_limit
     if args.test_limit:
         spec.test.limit = args.test_limit
-    if args.engine == "local" and (args.address or args.workers != 1):
-        from veil.errors import VeilError
+    from veil.run.executors import executor_of
 
-        raise VeilError("--address and --workers apply to --engine ray only")
     runner = ExperimentRunner(spec, Path(args.out), progress=not args.no_progress,
-                              only_methods=args.method, only_techniques=args.technique, engine=args.engine,
-                              engine_options={"workers": args.workers, "address": args.address})
+                              only_methods=args.method, only_techniques=args.technique, executor=executor_of(args))
     runner.run()
     out = Path(args.out)
     print((out / "results.md").read_text(encoding="utf-8"))

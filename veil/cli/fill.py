@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from veil.cli.common import add_fields
-    from veil.run.corpus import DEFAULT_FILLER
+    from veil.run.components import DEFAULT_FILLER
     from veil.registry import fillers
 
     p.add_argument("input", help="masked corpus as veil mask writes it (JSONL, CSV, Parquet, txt; - = standard input)")
@@ -25,6 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="input format: jsonl, csv, parquet, txt (default: from the extension)")
     p.add_argument("--output-format", default=None, help="jsonl, csv, parquet, txt (default: the input's)")
     add_fields(p)
+    # unset: the fields veil mask recorded beside the masked file (MASKED.veil.json), else text / id
+    p.set_defaults(text_field=None, id_field=None)
     p.add_argument("--filler", choices=fillers.names(), default=DEFAULT_FILLER,
                    help="a registered filler (see `veil ls`): mlm: a masked LM (BERT/RoBERTa); llm: SmolLM2 scorer "
                         f"(offline); llm-instruct: instruction-tuned SmolLM2 (default: {DEFAULT_FILLER})")
@@ -69,9 +71,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "because the filler could not fill their documents (default 0.1)")
     p.add_argument("--check-types", action="store_true",
                    help="report the share of person/place/organisation substitutes spaCy tags with the same type")
-    from veil.run import add_engine_arguments
+    from veil.run.executors import add_executor_arguments
 
-    add_engine_arguments(p)
+    add_executor_arguments(p)
 
 
 def build_filler(args: argparse.Namespace):
@@ -102,42 +104,38 @@ def build_filler(args: argparse.Namespace):
         for tech in AVOID_TECHNIQUES:  # techniques not named keep their default list
             avoid.setdefault(tech, _default_avoid(tech))
         kwargs["avoid"] = avoid
-    from veil.run.corpus import build_filler
+    from veil.run.components import build_filler
 
     return build_filler(args.filler, **kwargs)
 
 
-def fill_ray(args: argparse.Namespace, settings: dict) -> dict:
-    """``--engine ray``: the same filler in Ray actors, one model per actor (see :mod:`veil.run.ray_executor`)."""
-    from functools import partial
+def resolve_fields(args: argparse.Namespace):
+    """The masked file's fields: each flag given, else what veil mask recorded beside it, else the defaults.
 
-    from veil.cli.common import fields_of, progress_of
-    from veil.run.ray_executor import input_files, run_stage
-    from veil.run.stages import FillStage
-    from veil.io.formats import detect_format
-    from veil.io.output import input_fingerprint
-    from veil.io.records import read_masked, substitutions_path
+    A group field other than the one the file was masked with is an error: numbering and
+    substitutes must agree on what one document is."""
+    from veil.io.formats import Fields
+    from veil.run.corpus import recorded_fields
 
-    files = input_files(args.input)
-    fmt = detect_format(files[0], args.input_format)
-    fields = fields_of(args)
-    settings = {**settings, "input": [input_fingerprint(f) for f in files], "fields": vars(fields)}
-    return run_stage(FillStage(partial(build_filler, args), fields), files,
-                     partial(read_masked, fmt=fmt, fields=fields), args.output, settings=settings,
-                     workers=args.workers or 1, address=args.address, device=args.device,
-                     batch_size=args.chunk, shard_size=args.shard_size, resume=not args.overwrite,
-                     progress=progress_of(args), cpus_per_worker=args.threads or 1,
-                     extra_name=substitutions_path(args.output).name)
+    rec = recorded_fields(args.input)
+    if rec is not None and args.group_field is not None and rec.group != args.group_field:
+        raise VeilError(f"{args.input} was masked " + (f"with --group-field {rec.group}" if rec.group else
+                        "without a group field") + f"; fill it the same way (not --group-field {args.group_field}), "
+                        "or mask it again")
+    base = rec or Fields()
+    return Fields(text=args.text_field if args.text_field is not None else base.text,
+                  id=(args.id_field or None) if args.id_field is not None else base.id,
+                  person=args.person_field if args.person_field is not None else base.person,
+                  group=args.group_field if args.group_field is not None else base.group)
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.cli.common import fields_of, progress_of
-    from veil.run import check_engine_arguments
+    from functools import partial
+
+    from veil.cli.common import progress_of
     from veil.io.records import substitutions_path
     from veil.run.corpus import fill_corpus
-
-    check_engine_arguments(args, {"--limit": args.limit is not None, "--check-types": args.check_types,
-                                  "--output-format": bool(args.output_format)})
+    from veil.run.executors import executor_of
 
     if args.threads is not None and args.threads < 1:
         raise VeilError("--threads must be at least 1")
@@ -145,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         raise VeilError("--k, --batch-size and --chunk must be at least 1")
     if args.max_fallback_share is not None and not 0 <= args.max_fallback_share <= 1:
         raise VeilError("--max-fallback-share must be between 0 and 1")
+    executor = executor_of(args, args.device, args.threads)
 
     def filler():  # built after fill_corpus has checked the input and the output: no model loads for a bad input
         if args.threads is not None:
@@ -159,14 +158,11 @@ def run(args: argparse.Namespace) -> int:
         settings["instruct_decode"] = args.instruct_decode
     if args.strategy == "sample":
         settings["temperature"] = args.temperature
-    if args.engine == "ray":
-        stats = fill_ray(args, settings)
-        log.info("filled %s -> %s on ray: %s", args.input, args.output, json.dumps(stats))
-        return 0
-    fields = fields_of(args)
-    stats = fill_corpus(args.input, args.output, filler, settings=settings, fields=fields,
-                        input_format=args.input_format, output_format=args.output_format, chunk_size=args.chunk,
-                        overwrite=args.overwrite, limit=args.limit, progress=progress_of(args),
+    fields = resolve_fields(args)
+    stats = fill_corpus(args.input, args.output, filler if executor.name == "local" else partial(build_filler, args),
+                        settings=settings, fields=fields, input_format=args.input_format,
+                        output_format=args.output_format, chunk_size=args.chunk, overwrite=args.overwrite,
+                        limit=args.limit, progress=progress_of(args), executor=executor,
                         allow_unmasked=args.allow_unmasked, max_fallback_share=args.max_fallback_share)
     log.info("filled %s -> %s (+ %s): %d documents filled now, %d fell back", args.input, args.output,
              substitutions_path(args.output).name, stats.get("filled_now", 0),

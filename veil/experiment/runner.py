@@ -150,32 +150,17 @@ def ranking_request(filler: Any, k_max: int) -> int:
     return max(k_max, getattr(filler, "entity_candidates", 0)) + CANDIDATE_MARGIN
 
 
-class MaskWithCounts:
-    """The mask stage's batch function on the ray engine: (masked document, masked words, words) per document,
-    the counts the local path accumulates with :func:`veil.run.corpus.mask_batch`."""
-
-    def __init__(self, settings: tuple[Any, ...]) -> None:
-        from veil.run.corpus import build_engine
-
-        self.engine = build_engine(*settings)
-
-    def __call__(self, docs: list[Any]) -> list[tuple[Any, int, int]]:
-        from veil.mask.placeholders import render
-        from veil.mask.stats import masked_word_counts
-
-        return [(render(d, s, self.engine.style), *masked_word_counts(d.text, s))
-                for d, s in zip(docs, self.engine.detect(docs))]
-
-
 class ExperimentRunner:
     def __init__(self, spec: ExperimentSpec, out: Path, progress: bool = True,
                  only_methods: list[str] | None = None, only_techniques: list[str] | None = None,
-                 engine: str = "local", engine_options: dict[str, Any] | None = None) -> None:
+                 executor: Any = None) -> None:
         from veil.downstream.lm import LMSettings
 
         self.spec, self.out, self.progress = spec, Path(out), progress
-        # engine "ray": the mask and fill stages run on veil.run.ray_executor (engine_options: workers, address)
-        self.engine, self.engine_options = engine, dict(engine_options or {})
+        # where the mask and fill stages run their batches (veil.run.executors): local, or Ray actors
+        from veil.run.executors import LocalExecutor
+
+        self.executor = executor or LocalExecutor()
         self.cache = StageCache(spec.cache or self.out / "cache")
         self.lm = LMSettings.from_dict({"seed": spec.seed, **spec.lm})
         self.variants = [v for v in spec.variants if not only_methods or v.name in only_methods]
@@ -234,34 +219,22 @@ class ExperimentRunner:
                     **({"keep": sorted(self.spec.keep)} if self.spec.keep else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
-            from tqdm import tqdm
+            from functools import partial
 
             from veil.io.records import write_masked
-            from veil.run.corpus import build_engine, mask_batch
+            from veil.run.components import build_engine
+            from veil.run.corpus import mask_documents
 
             settings = ([tech], self.spec.style, {tech: options} if options else None, (), tuple(self.spec.keep))
-            engine = build_engine(*settings)  # bad names / options fail here, on either engine
+            build_engine(*settings)  # bad names / options fail here, on either executor
             counts: dict[str, int] = {}
 
             def masked() -> Any:
-                if self.engine == "ray":  # the same batches on Ray actors (each builds the masker once)
-                    from functools import partial
-
-                    from veil.run.ray_executor import map_batches_ordered
-
-                    opts = {k: v for k, v in self.engine_options.items() if k in ("workers", "address", "device")}
-                    results = map_batches_ordered(partial(MaskWithCounts, settings), docs, batch_size=512, **opts)
-                    for md, m, w in tqdm(results, total=len(docs), desc=f"mask {tech}", disable=not self.progress,
-                                         leave=False):
-                        counts["masked"] = counts.get("masked", 0) + m
-                        counts["words"] = counts.get("words", 0) + w
-                        md.meta = {}
-                        yield md
-                    return
-                for s in tqdm(range(0, len(docs), 512), desc=f"mask {tech}", disable=not self.progress, leave=False):
-                    for md in mask_batch(docs[s:s + 512], engine, counts):
-                        md.meta = {}
-                        yield md
+                for md in mask_documents(docs, partial(build_engine, *settings), executor=self.executor,
+                                         batch_size=512, progress=self.progress, counts=counts,
+                                         desc=f"mask {tech}"):
+                    md.meta = {}
+                    yield md
 
             write_masked(tmp / "masked.jsonl", masked())
             share = counts.get("masked", 0) / max(1, counts.get("words", 0))
@@ -311,6 +284,9 @@ class ExperimentRunner:
         key = stable_hash(settings)
 
         def work(tmp: Path) -> dict[str, Any]:
+            from functools import partial
+
+            from veil.run.components import build_filler
             from veil.run.corpus import fill_corpus
 
             filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
@@ -323,12 +299,13 @@ class ExperimentRunner:
             work_dir.mkdir(parents=True, exist_ok=True)
             log.info("fill %s / %s: %s %s", tech, v.name, v.filler, v.strategy)
             try:
-                if self.engine == "ray":
-                    stats = self._fill_on_ray(v, model, masked_dir / "masked.jsonl", work_dir / "filled.jsonl", key)
-                else:
-                    # a corpus in which the mask stage found nothing is this grid's to fill (a copy)
-                    stats = fill_corpus(masked_dir / "masked.jsonl", work_dir / "filled.jsonl", filler,
-                                        settings={"key": key}, progress=self.progress, allow_unmasked=True)
+                if self.executor.name != "local":  # each worker builds the variant's filler (rankings not shared)
+                    filler = partial(build_filler, v.filler, model=model, strategy=v.strategy, k=v.k,
+                                     seed=self.spec.seed, **v.options)
+                # a corpus in which the mask stage found nothing is this grid's to fill (a copy)
+                stats = fill_corpus(masked_dir / "masked.jsonl", work_dir / "filled.jsonl", filler,
+                                    settings={"key": key}, progress=self.progress, executor=self.executor,
+                                    allow_unmasked=True)
             finally:  # also after an interruption: the rankings computed so far are not lost
                 self._save_rank_memo(memo_key, memo)
             for f in work_dir.iterdir():
@@ -344,21 +321,6 @@ class ExperimentRunner:
             shutil.rmtree(wd, ignore_errors=True)
         meta = {**meta, "filler_ft_s": ft_s}
         return d, meta
-
-    def _fill_on_ray(self, v: Variant, model: Any, masked: Path, output: Path, key: str) -> dict[str, Any]:
-        """The fill stage on :mod:`veil.run.ray_executor`: each actor builds the variant's filler (rankings
-        are not shared between variants there); same output files as ``fill_corpus``, same records."""
-        from functools import partial
-
-        from veil.run.ray_executor import run_stage
-        from veil.run.stages import FillStage
-        from veil.io.records import read_masked, substitutions_path
-        from veil.run.corpus import build_filler
-
-        make = partial(build_filler, v.filler, model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed,
-                       **v.options)
-        return run_stage(FillStage(make), [masked], read_masked, output, settings={"key": key},
-                         progress=self.progress, extra_name=substitutions_path(output).name, **self.engine_options)
 
     # Rankings are kept on disk beside the stage cache (``rankings/HASH.jsonl.gz``), one file per
     # (filler, model, options, masked corpus): a method added later, or a run resumed in another

@@ -11,12 +11,14 @@ through :class:`ResumableWriter`:
   the same settings truncates the partial file to the last complete batch and continues, so an
   interrupted and resumed run writes the same bytes as an uninterrupted one;
 - ``OUTPUT`` appears only, by rename, when the run is complete, with ``OUTPUT.veil.json`` beside it
-  (the settings hash): an existing output is reused only when that record matches, and replaced
-  only with ``overwrite``;
+  (the settings hash, and what the writer was told the output is: ``veil mask`` records its text,
+  id, person and group fields there, so ``veil fill`` needs no repeated flags): an existing output
+  is reused only when that record matches, and replaced only with ``overwrite``;
 - CSV and Parquet are converted from the JSONL partial file at the end, so their columns are the
   union of all records' fields (in order of first appearance); a Parquet column whose values have
   several types is written as strings, with a warning naming it;
-- an optional *sidecar* (``OUTPUT.substitutions.jsonl`` for ``veil fill``) is written in step;
+- an optional *sidecar* (``OUTPUT.substitutions.jsonl`` for ``veil fill``, ``OUTPUT.placeholders.jsonl``
+  for a masked CSV or Parquet file) is written in step;
 - ``-`` writes standard output (through a temporary file: no resume, no lock);
 - every file is created without following symbolic links, only in the output's folder
   (:mod:`veil.io.atomic`): a link at ``OUTPUT`` or at any of its side files is refused before the
@@ -176,6 +178,7 @@ class OutputLock:
             if there is not None and (there.st_ino, there.st_dev) == (mine.st_ino, mine.st_dev):
                 _holder_note(fd)
                 self._fd = fd
+                log.debug("took the lock %s", self.path)
                 return self
             os.close(fd)
         raise VeilError(f"cannot take the lock {self.path}: it keeps being replaced")
@@ -217,7 +220,7 @@ class ResumableWriter:
 
     def __init__(self, path: str | Path, settings: dict[str, Any], fmt: str = "jsonl", *, resume: bool = True,
                  overwrite: bool = False, sidecar: str | Path | None = None, text_field: str = "text",
-                 lock: bool = True) -> None:
+                 lock: bool = True, describe: dict[str, Any] | None = None) -> None:
         if fmt not in OUTPUT_FORMATS:
             raise VeilError(f"unknown output format {fmt!r}; choose from {', '.join(OUTPUT_FORMATS)}")
         self.stdout = str(path) == STDIO
@@ -226,6 +229,7 @@ class ResumableWriter:
         self.path = Path(self._tmpdir, "out") if self.stdout else Path(path)
         self.fmt = fmt
         self.text_field = text_field
+        self.describe = dict(describe or {})  # what the output is, for the tools that read it (its fields)
         self.sidecar = None if (sidecar is None or self.stdout) else Path(sidecar)
         self.partial = companion(self.path, ".partial")
         self.progress = companion(self.path, ".progress.json")
@@ -401,7 +405,8 @@ class ResumableWriter:
         self.manifest.unlink(missing_ok=True)  # the old output's record must not outlive it
         replace_file(final, self.path, final_id)
         self.partial.unlink(missing_ok=True)
-        write_json_atomic(self.manifest, {"settings": self.hash, "records": self.done, "format": self.fmt})
+        write_json_atomic(self.manifest, {**self.describe, "settings": self.hash, "records": self.done,
+                                          "format": self.fmt})
         self.progress.unlink(missing_ok=True)
 
 
@@ -492,3 +497,14 @@ def _jsonl_to_parquet(src: Path, dest: IO[bytes], batch_size: int = 4096) -> Non
                 batch = []
         if batch or not columns:
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+
+
+def recorded(path: str | Path) -> dict[str, Any]:
+    """What ``OUTPUT.veil.json`` says of a finished output (``{}`` without one, or for standard input)."""
+    if str(path) == STDIO:
+        return {}
+    try:
+        rec = json.loads(companion(path, ".veil.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return rec if isinstance(rec, dict) else {}

@@ -1,8 +1,10 @@
 """Corpus I/O stage: masked and filled records in any format (what `veil mask` writes and `veil fill` reads).
 
 Masked record: the input record with its text field replaced by the masked text, plus
-``placeholders`` (``[{start, end, label, key, technique}]``, a JSON string in CSV / Parquet) and
-``style``; every other field keeps its name and value. Without ``placeholders`` the unescaped
+``placeholders`` (``[{start, end, label, key, technique}]``) and ``style``; every other field keeps
+its name, value and place. A CSV or Parquet file keeps exactly the input's columns: its records'
+``placeholders`` and ``style`` go to ``FILE.placeholders.jsonl`` beside it, one line a record
+(or into two more columns, as JSON text, on request). Without ``placeholders`` the unescaped
 markers of the text are the placeholders (technique ``unknown``), and without ``style`` it is
 inferred from the marker names.
 
@@ -33,6 +35,40 @@ _SUB_FIELDS = ("placeholder", "key", "label", "substitute", "start", "end")
 def substitutions_path(path: str | Path) -> Path:
     path = Path(path)
     return path.with_name(path.name + ".substitutions.jsonl")
+
+
+def placeholders_path(path: str | Path) -> Path:
+    """Where a masked CSV / Parquet file keeps its records' placeholders and style (its columns stay the input's)."""
+    path = Path(path)
+    return path.with_name(path.name + ".placeholders.jsonl")
+
+
+def split_mask_fields(rec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the record without ``placeholders`` / ``style``, those two): a masked CSV's row and its sidecar line."""
+    return ({k: v for k, v in rec.items() if k not in MASK_FIELDS},
+            {k: rec[k] for k in MASK_FIELDS if k in rec})
+
+
+def masked_records(path: str | Path, fmt: str) -> Iterator[tuple[int, Any]]:
+    """The raw records of a masked corpus, each with its placeholders and style from the file beside it
+    (``FILE.placeholders.jsonl``) when there is one; its lines must pair with the records one to one."""
+    records = iter_records(path, fmt)
+    side = placeholders_path(path)
+    if str(path) == "-" or not side.is_file():
+        yield from records
+        return
+    extra = iter_records(side, "jsonl")
+    for n, rec in records:
+        got = next(extra, None)
+        if got is None:
+            raise InputError(str(side), None, f"has fewer lines than {path} has records (record at line {n} has "
+                             "none); it must be the file veil mask wrote beside it")
+        if isinstance(rec, dict) and isinstance(got[1], dict):
+            rec = {**rec, **{k: got[1][k] for k in MASK_FIELDS if k in got[1]}}
+        yield n, rec
+    if next(extra, None) is not None:
+        raise InputError(str(side), None, f"has more lines than {path} has records; it must be the file veil mask "
+                         "wrote beside it")
 
 
 def _base_record(doc: Any, fields: Fields, drop: frozenset[str]) -> dict[str, Any]:
@@ -114,7 +150,7 @@ VEIL_FIELDS = Fields(text="text", id="id", person="person", group="group")
 def read_masked(path: str | Path, fmt: str | None = None, fields: Fields | None = None) -> Iterator[MaskedDocument]:
     """Stream the ``MaskedDocument`` objects of a masked corpus (JSONL, CSV, Parquet or text)."""
     fields = fields or VEIL_FIELDS
-    for number, (n, rec) in enumerate(iter_records(path, detect_format(path, fmt)), 1):
+    for number, (n, rec) in enumerate(masked_records(path, detect_format(path, fmt)), 1):
         yield record_to_masked(rec, fields, path, n, number)
 
 

@@ -56,22 +56,30 @@ class MaskingEngine:
         ``keep`` tokens. Cutting rather than dropping: a tagger span "[PERSON_NAME_1] Smith" still
         masks "Smith".
         """
+        return self.detect_each(docs)[0]
+
+    def detect_each(self, docs: Sequence[Document]) -> tuple[list[list[Span]], list[list[list[Span]]]]:
+        """(merged spans per document, each masker's own spans per document): the masked-word statistics
+        count each masker alone and all combined from one detection."""
         views = [detection_view(d.text) for d in docs]
         texts = [v for v, _ in views]
-        per_doc: list[list[Span]] = [[] for _ in docs]
+        each: list[list[list[Span]]] = []
+        protected: dict[int, list[tuple[int, int]]] = {}  # per document, computed once for all maskers
         for found in self._detect_all(texts):
-            for i, spans in enumerate(found):
-                per_doc[i].extend(spans)
-        out = []
-        for d, (view, offsets), spans in zip(docs, views, per_doc):
-            if self.exclude and spans:
-                spans = [s for s in spans if normalise_surface(view[s.start:s.end]) not in self.exclude]
-            if offsets is not None and spans:
-                spans = [_map_back(s, offsets) for s in spans]
-            if spans:
-                spans = self._cut_protected(d.text, spans)
-            out.append(merge_spans(spans))
-        return out
+            mine = []
+            for i, (d, (view, offsets), spans) in enumerate(zip(docs, views, found)):
+                if self.exclude and spans:
+                    spans = [s for s in spans if normalise_surface(view[s.start:s.end]) not in self.exclude]
+                if offsets is not None and spans:
+                    spans = [_map_back(s, offsets) for s in spans]
+                if spans:
+                    if i not in protected:
+                        protected[i] = self._protected(d.text)
+                    spans = self._cut_protected(d.text, spans, protected[i])
+                mine.append(spans)
+            each.append(mine)
+        merged = [merge_spans([s for per_masker in each for s in per_masker[i]]) for i in range(len(docs))]
+        return merged, each
 
     def _detect_all(self, texts: list[str]) -> list[list[list[Span]]]:
         """Every masker's spans, in masker order; one that releases the GIL runs in a thread meanwhile."""
@@ -91,8 +99,7 @@ class MaskingEngine:
             regions += [m.span() for m in self._keep_re.finditer(text)]
         return merge_regions(regions)
 
-    def _cut_protected(self, text: str, spans: list[Span]) -> list[Span]:
-        protected = self._protected(text)
+    def _cut_protected(self, text: str, spans: list[Span], protected: list[tuple[int, int]]) -> list[Span]:
         if not protected:
             return spans
         ends = [e for _, e in protected]

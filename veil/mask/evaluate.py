@@ -12,6 +12,11 @@ TAB (``tab``), per identifier type (DIRECT, QUASI; NO_MASK mentions are not scor
 - entity recall: share of entities (same ``entity_id``) with *all* their DIRECT/QUASI mentions
   masked. An entity counts as DIRECT if any of its mentions is DIRECT.
 
+A human review of the user's own corpus (``review``, ``veil review --export gold``) is scored as TAB
+(its spans are DIRECT or QUASI) plus ``type_accuracy``: of the gold mentions masked, the share whose
+masking span (the one overlapping it most) has the reviewed type; the reviewer's types are veil's
+masker labels, so the comparison is exact.
+
 Other formats report mention and token recall per gold type and overall. Every result carries
 ``masked_token_share`` (masked words / all words, ``veil.textutil`` words, over the whole gold set:
 the price paid for the recall) and ``precision``: the share of masked words that touch a gold
@@ -119,7 +124,25 @@ def evaluate_types(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Sp
             **masked_token_share(golds, detected)}
 
 
+def type_accuracy(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]]) -> dict[str, Any]:
+    """Of the gold mentions to mask that are masked, the share masked with the gold type (see the module doc)."""
+    _check_lengths(golds, detected)
+    masked = same = 0
+    for gd, spans in zip(golds, detected):
+        cov = Coverage(gd.doc.text, spans)
+        for g in _to_mask(gd):
+            if not cov.is_covered(g.start, g.end):
+                continue
+            masked += 1
+            best = max((s for s in spans if s.start < g.end and g.start < s.end),
+                       key=lambda s: min(s.end, g.end) - max(s.start, g.start), default=None)
+            same += best is not None and best.label == g.label
+    return {"type_accuracy": _ratio(same, masked), "typed_mentions": masked}
+
+
 def evaluate(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]], fmt: str) -> dict[str, Any]:
+    if fmt == "review":
+        return {**evaluate_tab(golds, detected), **type_accuracy(golds, detected)}
     return evaluate_tab(golds, detected) if fmt == "tab" else evaluate_types(golds, detected)
 
 

@@ -11,6 +11,10 @@ spans, offsets on ``document.text``):
 - ``conll``: CoNLL-2003 (``word POS chunk TAG``, IOB1) and WNUT-17 (``token<TAB>TAG``, BIO) files;
   the tag is the last column. Tokens are joined by one space and sentences by a newline;
   ``-DOCSTART-`` lines split documents (files without them give one document per sentence).
+- ``review``: what ``veil review --export gold`` writes from a human review of a user's own corpus,
+  JSONL ``{id, text, spans: [{start, end, label, identifier_type, entity_id}], rejected: [...]}``:
+  the masks a reviewer kept and the PI they found missed, each DIRECT or QUASI (scored as TAB's
+  identifiers); ``rejected`` (masks that were not PI) is not gold, so masking it costs precision.
 
 Gold data is read whole (these sets are a few MB); bad input raises ``InputError`` with the line.
 """
@@ -47,7 +51,7 @@ class GoldDocument:
 
 
 def read_gold(path: str | Path, fmt: str) -> list[GoldDocument]:
-    """Read a gold file in one of :data:`FORMATS` (``tab``, ``presidio``, ``conll``)."""
+    """Read a gold file in one of :data:`FORMATS` (``tab``, ``presidio``, ``conll``, ``review``)."""
     try:
         reader = FORMATS[fmt]
     except KeyError:
@@ -215,10 +219,46 @@ def read_conll(path: str | Path) -> list[GoldDocument]:
     return out
 
 
+def read_review(path: str | Path) -> list[GoldDocument]:
+    """``veil review --export gold`` JSONL: one ``GoldDocument`` per reviewed document."""
+    path = Path(path)
+    out: list[GoldDocument] = []
+    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            text, raw = rec["text"], rec["spans"]
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
+        except (KeyError, TypeError) as e:
+            raise InputError(str(path), lineno, f"missing field {e} (need id, text, spans)") from None
+        if not isinstance(text, str) or not isinstance(raw, list):
+            raise InputError(str(path), lineno, "'text' must be a string and 'spans' a list")
+        spans = []
+        for s in raw:
+            try:
+                start, end = _check_offsets(path, lineno, text, s["start"], s["end"])
+                itype = s["identifier_type"]
+                if itype not in TO_MASK:
+                    raise InputError(str(path), lineno, f"identifier_type {itype!r} is not DIRECT or QUASI")
+                spans.append(GoldSpan(start, end, str(s["label"]), itype, str(s.get("entity_id") or "") or None))
+            except (KeyError, TypeError) as e:
+                raise InputError(str(path), lineno, f"span without field {e} (need start, end, label, "
+                                                    "identifier_type)") from None
+        meta = {k: rec[k] for k in ("reviewer",) if k in rec}
+        group = rec.get("group")
+        out.append(GoldDocument(Document(id=str(rec.get("id", lineno)), text=text,
+                                         group=None if group is None else str(group), meta=meta),
+                                sorted(spans, key=lambda g: (g.start, g.end))))
+    return out
+
+
 FORMATS: dict[str, Callable[[Path], list[GoldDocument]]] = {
     "tab": read_tab,
     "presidio": read_presidio,
     "conll": read_conll,
+    "review": read_review,
 }
 
 

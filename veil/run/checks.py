@@ -55,15 +55,6 @@ def load_filler(filler: Any, name: str | None = None) -> Any:
     return filler
 
 
-def placeholders_of(doc: Any) -> int:
-    """How many placeholders a masked document has (its markers when it records none)."""
-    if doc.placeholders:
-        return len(doc.placeholders)
-    from veil.markers import find_markers
-
-    return len(find_markers(doc.text))
-
-
 class FallbackGuard:
     """Counts filled and fallback placeholders over a run (resumed runs included) and fails past ``max_share``."""
 
@@ -77,10 +68,11 @@ class FallbackGuard:
         self.documents: list[str] = list(state.get("fallback_documents", []))[:20]
 
     def add(self, docs: Iterable[Any], failed_ids: Iterable[str]) -> None:
-        """One chunk: its masked documents and the ids of those that got fallback values."""
+        """One chunk: its filled documents and the ids of those that got fallback values (a document's
+        placeholders are its substitutions: consecutive ``[MASK]`` markers filled as one count once)."""
         failed = set(failed_ids)
         for d in docs:
-            n = placeholders_of(d)
+            n = len(d.substitutions)
             self.placeholders += n
             if d.id in failed:
                 self.fallback += n

@@ -13,20 +13,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from veil.run.stages import FillStage, MaskStage, StageRecord
 from veil.errors import VeilError
-
+from veil.run.stages import FillStage, MaskStage
 
 _OPTIONAL = ("person", "group", "placeholders", "style")
 
 
-def _columns(records: list[StageRecord], substitutions: bool) -> dict[str, list[Any]]:
+def _columns(records: list[dict[str, Any]], substitutions: list[list[dict[str, Any]]] | None) -> dict[str, list[Any]]:
     keys: dict[str, None] = {}
     for r in records:
-        keys.update(dict.fromkeys(r.record))
-    cols = {k: [r.record.get(k) for r in records] for k in keys}
-    if substitutions:
-        cols["substitutions"] = [r.extra for r in records]
+        keys.update(dict.fromkeys(r))
+    cols = {k: [r.get(k) for r in records] for k in keys}
+    if substitutions is not None:
+        cols["substitutions"] = substitutions
     return cols
 
 
@@ -41,16 +40,17 @@ def mask_dataset(ds: Any, engine: Any, *, text_field: str = "text", id_field: st
     """``ds`` masked by ``engine`` (a :class:`~veil.mask.engine.MaskingEngine`, or a function returning one,
     which each ``map`` process calls once)."""
     from veil.io.formats import Fields, record_to_document
+    from veil.io.records import masked_to_record
 
     if text_field not in ds.column_names or id_field not in ds.column_names:
         raise VeilError(f"the dataset needs columns {text_field!r} and {id_field!r} (it has {', '.join(ds.column_names)})")
     fields = Fields(text=text_field, id=id_field)
-    stage = MaskStage(engine if callable(engine) and not hasattr(engine, "mask") else (lambda: engine),
-                      frozenset(drop), fields)
+    stage = MaskStage(engine if callable(engine) and not hasattr(engine, "mask") else (lambda: engine))
 
     def fn(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         docs = [record_to_document(rec, fields, "<dataset>", i, i) for i, rec in enumerate(_rows(batch), 1)]
-        return _columns(stage(docs), substitutions=False)
+        out = stage([[d] for d in docs])
+        return _columns([masked_to_record(u[0], fields, frozenset(drop)) for u in out.units], None)
 
     return ds.map(fn, batched=True, batch_size=batch_size, num_proc=num_proc, remove_columns=ds.column_names,
                   desc="mask")
@@ -59,7 +59,7 @@ def mask_dataset(ds: Any, engine: Any, *, text_field: str = "text", id_field: st
 def fill_dataset(ds: Any, filler: Any, *, batch_size: int = 64, num_proc: int | None = None) -> Any:
     """``ds`` (masked records, as :func:`mask_dataset` returns them) filled by ``filler`` (a filler, or a
     function returning one)."""
-    from veil.io.records import record_to_masked
+    from veil.io.records import filled_to_record, record_to_masked, substitution_records
 
     stage = FillStage(filler if callable(filler) and not hasattr(filler, "fill") else (lambda: filler))
 
@@ -68,7 +68,8 @@ def fill_dataset(ds: Any, filler: Any, *, batch_size: int = 64, num_proc: int | 
         # optional record fields; other columns are carried as they are
         docs = [record_to_masked({k: v for k, v in rec.items() if v is not None or k not in _OPTIONAL},
                                  None, "<dataset>", i, i) for i, rec in enumerate(_rows(batch), 1)]
-        return _columns(stage(docs), substitutions=True)
+        filled = [u[0] for u in stage([[d] for d in docs]).units]
+        return _columns([filled_to_record(d) for d in filled], [substitution_records(d) for d in filled])
 
     return ds.map(fn, batched=True, batch_size=batch_size, num_proc=num_proc, remove_columns=ds.column_names,
                   desc="fill")

@@ -1,68 +1,200 @@
-"""Mask and fill stages as picklable batch functions: built on the driver, loaded once in each worker.
+"""Run stage: the one batch function of each stage (mask, fill, both), whatever executor runs it.
 
-A stage is what an engine runs on every batch of documents: ``stage.load()`` once per worker (it
-builds the masking engine or the filler, i.e. loads the models), then ``stage(docs)`` per batch,
-returning one :class:`StageRecord` per document: the output record and, for the fill stage, the
-substitution records that go to the file beside it. The stages carry only plain settings and a
-factory, so a Ray actor receives them by pickling and loads the models itself.
+A stage is built on the driver from plain settings and a factory, pickled to wherever it runs (this
+process, a Ray actor, a ``datasets.map`` worker), loaded once there (``stage.load()`` builds the
+masking engine or the filler, i.e. loads the models), then called on batch after batch. A batch is
+a list of *units*: the records of one document (one record, or a group's records: see
+:mod:`veil.run.groups`). Every document draws from its own seeded RNG, so a stage's output does
+not depend on how the corpus is cut into batches, or on where they run.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import logging
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
+from veil.errors import VeilError
+from veil.types import Document, FilledDocument, MaskedDocument
 
+log = logging.getLogger(__name__)
+
+#: what an unfillable plain-word marker becomes (a typed one gets its type's Faker value)
+FALLBACK_WORD = "something"
+
+
+# --- mask ---------------------------------------------------------------------------------------
+def mask_units(units: Sequence[Sequence[Document]], engine: Any, counts: dict[str, int] | None = None,
+               each: bool = False) -> list[list[MaskedDocument]]:
+    """Mask every unit; a group's records share one numbering. ``counts`` (if given) accumulates
+    ``words`` and ``masked`` (the paper's share), and with ``each`` ``masked:NAME`` for each masker alone."""
+    from veil.mask.placeholders import Numbering, merge_spans, render
+
+    docs = [d for u in units for d in u]
+    if counts is None:
+        spans = engine.detect(docs)
+    else:
+        from veil.mask.stats import masked_word_counts
+
+        spans, per_masker = engine.detect_each(docs) if each else (engine.detect(docs), [])
+        names = [getattr(m, "name", type(m).__name__) for m in engine.maskers] if each else []
+        for i, d in enumerate(docs):
+            m, t = masked_word_counts(d.text, spans[i])
+            counts["masked"] = counts.get("masked", 0) + m
+            counts["words"] = counts.get("words", 0) + t
+            for name, found in zip(names, per_masker):
+                k = f"masked:{name}"
+                counts[k] = counts.get(k, 0) + masked_word_counts(d.text, merge_spans(found[i]))[0]
+    out: list[list[MaskedDocument]] = []
+    i = 0
+    for u in units:
+        numbering = Numbering()
+        out.append([render(d, spans[i + j], engine.style, numbering) for j, d in enumerate(u)])
+        i += len(u)
+    return out
+
+
+def mask_batch(docs: Sequence[Document], engine: Any,
+               word_counts: dict[str, int] | None = None) -> list[MaskedDocument]:
+    """Mask documents that are each their own unit (the Python API's texts, a test's documents)."""
+    return [u[0] for u in mask_units([[d] for d in docs], engine, word_counts)]
+
+
+# --- fill ---------------------------------------------------------------------------------------
 @dataclass
-class StageRecord:
-    id: str
-    record: dict[str, Any]
-    extra: list[dict[str, Any]] = field(default_factory=list)  # fill: the substitution records
+class FillFailure:
+    """A document the filler could not fill; it was filled with its types' fallbacks instead."""
+
+    doc_id: str
+    reason: str
+
+
+def fill_batch(docs: Sequence[MaskedDocument], filler: Any,
+               failures: list[FillFailure] | None = None) -> list[FilledDocument]:
+    """Fill a batch; a document the filler fails on is filled with fallbacks and reported, never aborting.
+
+    A failure of the whole batch is retried document by document, so one bad document costs only
+    its own fill (every document draws from its own seeded RNG: the others fill identically).
+    """
+    try:
+        return list(filler.fill(docs))
+    except VeilError as e:
+        if len(docs) == 1:
+            if failures is not None:
+                failures.append(FillFailure(docs[0].id, str(e)))
+            log.warning("document %r: %s; filled with fallback values", docs[0].id, e)
+            return [fallback_fill(docs[0], getattr(filler, "seed", 0))]
+    return [d for doc in docs for d in fill_batch([doc], filler, failures)]
+
+
+def fill_units(units: Sequence[Sequence[MaskedDocument]], filler: Any,
+               failures: list[FillFailure] | None = None) -> list[list[FilledDocument]]:
+    """Fill every unit; a group is filled as one document (one substitute per entity across its records)."""
+    from veil.run.groups import join_masked, split_filled
+
+    joined = [u[0] if len(u) == 1 and u[0].group is None else join_masked(u) for u in units]
+    filled = fill_batch(joined, filler, failures)
+    return [[f] if len(u) == 1 and u[0].group is None else split_filled(u, j, f)
+            for u, j, f in zip(units, joined, filled)]
+
+
+def fallback_fill(doc: MaskedDocument, seed: int = 0) -> FilledDocument:
+    """Every marker of ``doc`` replaced by its type's Faker value (or ``FALLBACK_WORD``), same key same value."""
+    from veil.fill import typed
+    from veil.fill.base import doc_rng, document_slots
+    from veil.markers import unescape
+    from veil.types import Substitution
+
+    try:
+        slots = document_slots(doc)
+    except VeilError:  # placeholders that do not match the text: its markers are what must go
+        slots = document_slots(replace(doc, placeholders=()))
+    rng = doc_rng(seed, doc.id)
+    values: dict[str, str] = {}
+    parts: list[str] = []
+    subs: list[Substitution] = []
+    pos = out_len = 0
+    for s in slots:
+        if s.key not in values:
+            values[s.key] = typed.fake_value(s.label, rng, s.shape) if typed.has_fallback(s.label) else FALLBACK_WORD
+        seg = unescape(doc.text[pos:s.start])
+        parts += [seg, values[s.key]]
+        out_len += len(seg)
+        value = values[s.key]
+        subs.append(Substitution(doc.id, s.marker, s.key, s.label, value, out_len, out_len + len(value)))
+        out_len += len(value)
+        pos = s.end
+    parts.append(unescape(doc.text[pos:]))
+    return FilledDocument(doc.id, "".join(parts), tuple(subs), doc.person, doc.group, dict(doc.meta))
+
+
+# --- the stages ---------------------------------------------------------------------------------
+@dataclass
+class StageOutput:
+    """One batch's result: its units (in input order) and what the stage counted."""
+
+    units: list[list[Any]]
+    counts: dict[str, int] = field(default_factory=dict)
+    failures: list[FillFailure] = field(default_factory=list)
 
 
 class MaskStage:
-    """``make_engine()`` builds the :class:`~veil.mask.engine.MaskingEngine`; records as ``veil mask`` writes them
-    (:func:`veil.run.corpus.mask_batch`, :func:`veil.io.records.masked_to_record`)."""
+    """``make_engine()`` builds the :class:`~veil.mask.engine.MaskingEngine`; ``count``: masked-word statistics
+    (``each``: of every masker alone too)."""
 
-    def __init__(self, make_engine: Callable[[], Any], drop: frozenset[str] = frozenset(), fields: Any = None) -> None:
-        self.make_engine, self.drop, self.fields = make_engine, frozenset(drop), fields
+    def __init__(self, make_engine: Callable[[], Any], count: bool = False, each: bool = False) -> None:
+        self.make_engine, self.count, self.each = make_engine, count, each
         self._engine: Any = None
 
     def load(self) -> None:
         if self._engine is None:
             self._engine = self.make_engine()
 
-    def __call__(self, docs: Sequence[Any]) -> list[StageRecord]:
-        from veil.io.records import masked_to_record
-        from veil.run.corpus import mask_batch
-
+    def __call__(self, batch: Sequence[Sequence[Document]]) -> StageOutput:
         self.load()
-        return [StageRecord(md.id, masked_to_record(md, self.fields, self.drop))
-                for md in mask_batch(list(docs), self._engine)]
+        counts: dict[str, int] = {}
+        return StageOutput(mask_units(batch, self._engine, counts if self.count else None, self.each), counts)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_engine": None}  # models are loaded where the stage runs
 
 
 class FillStage:
-    """``make_filler()`` builds the filler; records and substitution records as ``veil fill`` writes them
-    (:func:`veil.run.corpus.fill_batch`: a document the model fails on gets fallbacks, as locally)."""
+    """``make_filler()`` builds the filler; a document the model fails on gets fallbacks and is reported."""
 
-    def __init__(self, make_filler: Callable[[], Any], fields: Any = None) -> None:
-        self.make_filler, self.fields = make_filler, fields
+    def __init__(self, make_filler: Callable[[], Any]) -> None:
+        self.make_filler = make_filler
         self._filler: Any = None
 
     def load(self) -> None:
         if self._filler is None:
             self._filler = self.make_filler()
 
-    def __call__(self, docs: Sequence[Any]) -> list[StageRecord]:
-        from veil.io.records import filled_to_record, substitution_records
-        from veil.run.corpus import fill_batch
-
+    @property
+    def filler(self) -> Any:
         self.load()
-        return [StageRecord(d.id, filled_to_record(d, self.fields), list(substitution_records(d)))
-                for d in fill_batch(list(docs), self._filler)]
+        return self._filler
+
+    def __call__(self, batch: Sequence[Sequence[MaskedDocument]]) -> StageOutput:
+        self.load()
+        failures: list[FillFailure] = []
+        return StageOutput(fill_units(batch, self._filler, failures), failures=failures)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_filler": None}
+
+
+class AnonymizeStage:
+    """Mask then fill in one place (``veil.anonymize`` on Ray: two actor pools could not share the CPUs);
+    the fill stage sees only the masked documents."""
+
+    def __init__(self, mask: MaskStage, fill: FillStage) -> None:
+        self.mask, self.fill = mask, fill
+
+    def load(self) -> None:
+        self.mask.load()
+        self.fill.load()
+
+    def __call__(self, batch: Sequence[Sequence[Document]]) -> StageOutput:
+        masked = self.mask(batch)
+        return self.fill(masked.units)

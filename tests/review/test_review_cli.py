@@ -1,0 +1,128 @@
+"""`veil review`: the served page (a real server in a subprocess), the exports, the agreement report,
+and `veil mask --add-terms` / `veil eval-detect --format review` taking what a review exported."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from veil.cli import main
+from veil.review.session import ReviewSession
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _done_review(masked, original, reviewer=None):
+    with ReviewSession(masked, original, reviewer=reviewer) as s:
+        t = s.view(0)["text"]
+        s.decide(0, {"action": "missed", "start": t.index("Green"), "end": t.index("Green") + 5, "label": "PERSON_NAME"})
+        s.decide(0, {"action": "reject", "ph": 1})
+        for i in range(3):
+            s.decide(i, {"action": "done"})
+    return s.path
+
+
+def start_server(args, cwd=ROOT):
+    """Start `veil review ARGS` and return (process, url) once it prints its URL."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen([sys.executable, "-m", "veil", "review", *args], cwd=cwd, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = p.stdout.readline()
+        if line.startswith("http://"):
+            return p, line.strip()
+        if not line and p.poll() is not None:
+            raise AssertionError(f"veil review exited: {p.stderr.read()}")
+    p.kill()
+    raise AssertionError("veil review printed no URL")
+
+
+def test_served_page_needs_the_token_and_logs_no_text(corpus):
+    original, masked = corpus
+    p, url = start_server([str(masked), "--original", str(original), "--port", "0"])
+    try:
+        assert url.startswith("http://127.0.0.1:") and "/?token=" in url
+        with urllib.request.urlopen(url, timeout=10) as r:
+            assert r.status == 200 and "veil review" in r.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(url.split("?")[0], timeout=10)
+        assert e.value.code == 403
+        token = url.split("token=")[1]
+        req = urllib.request.Request(url.split("/?")[0] + "/api/doc/0", headers={"X-Veil-Token": token})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert "Dunder Mifflin" in json.loads(r.read())["original"]["text"]
+    finally:
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    for text in ("Dunder", "Rachel", "Please", token):
+        assert text not in err and text not in out
+
+
+def test_exports_and_the_tools_that_read_them(corpus, tmp_path, capsys):
+    original, masked = corpus
+    _done_review(masked, original)
+    gold = tmp_path / "gold.jsonl"
+    assert main(["review", str(masked), "--export", "gold", "-o", str(gold)]) == 0
+    assert "veil eval-detect" in capsys.readouterr().out
+    assert main(["eval-detect", str(gold), "--format", "review", "--masker", "dlp", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["DIRECT"]["mentions"] == 4 and "type_accuracy" in r  # Rachel, Green, Mark, mk21@abc.com
+    terms = tmp_path / "terms.tsv"
+    assert main(["review", str(masked), "--export", "terms", "-o", str(terms)]) == 0
+    assert "--add-terms" in capsys.readouterr().out
+    assert main(["eval-detect", str(gold), "--format", "review", "--masker", "dlp", "--add-terms", str(terms),
+                 "--json"]) == 0
+    r2 = json.loads(capsys.readouterr().out)
+    assert r2["DIRECT"]["mention_recall"] > r["DIRECT"]["mention_recall"]  # Green is masked now
+    paper = tmp_path / "paper"
+    assert main(["review", str(masked), "--export", "missed", "-o", str(paper)]) == 0
+    capsys.readouterr()
+    assert main(["audit", "review", "import", str(paper), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["documents"] == 3
+    exclude = tmp_path / "exclude.txt"
+    assert main(["review", str(masked), "--export", "exclude", "-o", str(exclude)]) == 0
+    assert exclude.read_text() == "Please\n"
+
+
+def test_mask_add_terms_masks_the_reviewed_misses(corpus, tmp_path, capsys):
+    original, masked = corpus
+    terms = tmp_path / "terms.tsv"
+    terms.write_text("Dunder Mifflin\tORGANIZATION_NAME\nGreen\tPERSON_NAME\n")
+    out = tmp_path / "again.jsonl"
+    assert main(["mask", str(original), "-o", str(out), "--masker", "dlp", "--add-terms", str(terms), "-q"]) == 0
+    first = json.loads(out.read_text().splitlines()[0])
+    assert "Dunder" not in first["text"] and "Green" not in first["text"]
+    assert "[ORGANIZATION_NAME_1]" in first["text"]
+    assert main(["mask", str(original), "-o", str(out), "--masker", "deny_list", "--add-terms", str(terms)]) == 2
+    assert "drop deny_list" in capsys.readouterr().err
+
+
+def test_agreement_report(corpus, capsys):
+    original, masked = corpus
+    a = _done_review(masked, original, "ann")
+    b = _done_review(masked, original, "bob")
+    assert main(["review", str(masked), "--agreement", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "keep/reject Cohen's kappa" in out and "ann / bob" in out
+    assert main(["review", str(masked), "--agreement", str(a), str(b), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["masks"]["agreement"] == 1.0 and r["missed"]["f1"] == 1.0
+
+
+def test_usage_errors_are_one_line(corpus, tmp_path, capsys):
+    original, masked = corpus
+    assert main(["review", str(masked), "--export", "gold"]) == 2
+    assert "needs -o" in capsys.readouterr().err
+    assert main(["review", str(tmp_path / "none.jsonl")]) == 2
+    assert "no such masked file" in capsys.readouterr().err
+    assert main(["review", str(masked), "--export", "gold", "-o", str(tmp_path / "g.jsonl")]) == 2
+    assert "no such review file" in capsys.readouterr().err
