@@ -2,7 +2,7 @@
 
     python bench/bench_detector_linearity.py [--sizes 1000 2000 ... 64000] [--detectors money email] [--repeats 3]
 
-For each detector (``veil.mask.detectors.DETECTORS``) every input family below is generated at
+For each detector (``veil.registry.detectors``) every input family below is generated at
 each length; a family is a short pattern repeated (runs of number words, dotted digits,
 ``a%a%...@``, "x dot x dot ...", hot words, ...), the shapes that make a regex try a long match
 from every position and give it back. The table shows, per detector, the family that costs most
@@ -76,9 +76,9 @@ def time_find(det, text: str, repeats: int) -> float:
 
 def measure(name: str, sizes: list[int], repeats: int, families: dict[str, Callable[[int], str]]) -> dict:
     """The worst family of detector ``name`` at the largest size, with its time at every size."""
-    from veil.mask.detectors import DETECTORS
+    from veil.registry import detectors
 
-    det = DETECTORS[name]()
+    det = detectors.get(name)()
     det_find = list(det.find("warm up 123 one two at x dot com", "bench"))  # lazy tables load here
     del det_find
     worst = max(families, key=lambda f: time_find(det, families[f](sizes[-1]), 1))
@@ -87,11 +87,14 @@ def measure(name: str, sizes: list[int], repeats: int, families: dict[str, Calla
 
 
 def main(argv: list[str] | None = None) -> int:
-    from veil.mask.detectors import DETECTORS
+    from veil.registry import detectors
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000, 16000, 32000, 64000])
-    ap.add_argument("--detectors", nargs="+", default=list(DETECTORS))
+    from veil.mask.detectors import DEFAULT_DETECTORS
+
+    ap.add_argument("--detectors", nargs="+", default=list(DEFAULT_DETECTORS), choices=detectors.names(),
+                    metavar="NAME")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
     sizes = sorted(args.sizes)

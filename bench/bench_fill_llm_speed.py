@@ -10,7 +10,7 @@ right, by veil's fill loop; only the back-end differs.
 
 Configurations:
 
-- ``naive``: what a user would write: ``bench/naive_llm.py`` (``propose_naive`` / ``score_naive``): per
+- ``naive``: what a user would write: ``tests/fill/naive_llm.py`` (``propose_naive`` / ``score_naive``): per
   marker, one forward over the left context for the first-token proposals, one forward per
   extension step of each proposal, then **one full-sentence forward per candidate**; no cache, no
   batching. Runs on the first ``--naive-limit`` utterances (it is slow);
@@ -80,7 +80,7 @@ def masked_workload(limit: int, data: Path):
 
 
 def naive_filler_class():
-    from bench.naive_llm import rank_naive
+    from tests.fill.naive_llm import rank_naive
     from veil.fill.llm import LLMFiller
 
     class NaiveLLMFiller(LLMFiller):

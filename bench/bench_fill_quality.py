@@ -127,17 +127,17 @@ def build_items(utts, nlp, setting: str, limit: int, seed: int, frequent):
 
 
 class RankingMemo:
-    """Wraps a filler's ``propose_batch``: rankings shared by strategies of one filler (exact) and
+    """Rankings shared by the strategies of one filler (exact, ``veil.experiment.rankings``) and
     recorded, so top-10 recovery needs no extra model call."""
 
     def __init__(self, filler, request: int) -> None:
-        from veil.experiment.runner import share_rankings
+        from veil.experiment.rankings import share_rankings
 
         self.memo: dict = {}
         share_rankings(filler, self.memo, request)
 
     def ranking(self, text: str, start: int, end: int) -> list[str]:
-        from veil.experiment.runner import ranking_key
+        from veil.experiment.rankings import ranking_key
 
         hit = self.memo.get(ranking_key(text, start, end))  # (this bench fills without exclude lists)
         return [w for w, _ in hit[1]] if hit else []
@@ -206,7 +206,7 @@ def main(argv=None) -> int:
     import torch
     from transformers.utils import logging as hf_logging
 
-    from veil.experiment.runner import ranking_request
+    from veil.experiment.rankings import ranking_request
     from veil.mask.allow_list import AllowListMasker
     from veil.mask.entity_tagger import DEFAULT_MODEL as SPACY_MODEL
 

@@ -156,7 +156,7 @@ def head_flops(H: int, V: int) -> float:
 def workload_passes(filler, docs):
     """Unpadded token lengths of every encoder pass veil's loop makes (one per marker), by re-running
     the loop with a back-end that only records them."""
-    from veil.fill.base import CandidateFiller
+    from veil.fill.loop import CandidateFiller
 
     lengths: list[int] = []
     prop = filler.proposer

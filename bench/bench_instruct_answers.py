@@ -36,7 +36,7 @@ from pathlib import Path
 
 def sample_inputs(masked: Path, skip: int, n: int) -> list[str]:
     from veil.io.records import read_masked
-    from veil.fill.llm_instruct import render_window
+    from veil.fill.instruct_prompt import render_window
     from veil.markers import find_markers
 
     out = []
@@ -57,7 +57,8 @@ def adapter_meta(folder: str | Path) -> dict:
 
 
 def measure(model: str | None, inputs: list[str]) -> dict:
-    from veil.fill.llm_instruct import InstructLLMFiller, align_output
+    from veil.fill.instruct_prompt import align_output
+    from veil.fill.llm_instruct import InstructLLMFiller
 
     filler = InstructLLMFiller(model=model)
     t = time.perf_counter()
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.steps and not a.train:
         ap.error("--steps needs --train")
 
-    from veil.experiment.runner import read_texts  # the experiment's reader of a fill's texts
+    from veil.experiment.grid import read_texts  # the experiment's reader of a fill's texts
     from veil.fill.llm_instruct import finetune_instruct
     from veil.models.smollm2 import ADAPTER_META
 

@@ -21,7 +21,7 @@ from veil.io.records import read_filled, read_masked
 from veil.markers import find_markers, unescape
 from veil.run.components import build_engine
 from veil.run.corpus import fill_corpus, mask_corpus
-from veil.run.stages import fallback_fill
+from veil.fill.fallback import fallback_fill
 
 FUZZ = settings(max_examples=25, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

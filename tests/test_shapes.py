@@ -36,11 +36,48 @@ def test_shape_of(label, surface, shape):
     assert is_shape(shape)
 
 
-@pytest.mark.parametrize("label", ["PERSON_NAME", "LOCATION", "ORGANIZATION_NAME", "STREET_ADDRESS", "URL",
-                                   "MASK", "WORD", "CUSTOM"])
-def test_names_places_and_untyped_markers_get_no_shape(label):
+@pytest.mark.parametrize("label", ["URL", "MASK", "WORD", "CUSTOM"])
+def test_untyped_markers_get_no_shape(label):
     assert label not in SHAPED_LABELS
     assert shape_of(label, "Maria Lopez 12") is None
+
+
+@pytest.mark.parametrize("label, surface, shape", [
+    ("PERSON_NAME", "Priya", "W"),
+    ("PERSON_NAME", "john smith", "w w"),
+    ("PERSON_NAME", "Mrs. Laura Anderson", "{Mrs}. W W"),
+    ("PERSON_NAME", "O'Brien", "W"),
+    ("PERSON_NAME", "Mary-Jane Smith Jr.", "W-W W {Jr}."),
+    ("PERSON_NAME", "J. Smith", "L. W"),
+    ("LOCATION", "Boston", "<city>W"),
+    ("LOCATION", "Los Angeles", "<city>W W"),
+    ("LOCATION", "Texas", "<state>W"),
+    ("LOCATION", "CO", "<state>U"),
+    ("LOCATION", "Uruguay", "<country>W"),
+    ("LOCATION", "the Midwest", "<region>w W"),
+    ("LOCATION", "Christopherberg", "W"),  # not on the lists: no granularity
+    ("ORGANIZATION_NAME", "Northwind Bank", "W {Bank}"),
+    ("ORGANIZATION_NAME", "Bank of America", "{Bank} {of} W"),
+    ("ORGANIZATION_NAME", "Pena, Welch and Smith", "W, W {and} W"),
+    ("ORGANIZATION_NAME", "Lincoln Elementary", "W {Elementary}"),
+    ("STREET_ADDRESS", "123 Main St.", "<street>ddd W {St}."),
+])
+def test_entity_shapes_keep_the_layout_the_kind_word_and_the_granularity(label, surface, shape):
+    assert shape_of(label, surface) == shape
+    assert is_shape(shape)
+
+
+@pytest.mark.parametrize("label, values", [
+    ("PERSON_NAME", ["Maria", "Priya", "Wolfeschlegelsteinhausen", "Al", "O'Neil"]),
+    ("PERSON_NAME", ["Maria Lopez", "Li Na", "John Smith-Jones"[:10], "Ann Wu"]),
+    ("PERSON_NAME", ["Dr. Maria Lopez", "Dr. Li Na", "Dr. Ann Wu"]),
+    ("LOCATION", ["Boston", "Denver", "Chicago", "Seattle"]),
+    ("LOCATION", ["Texas", "Ohio", "Oregon"]),
+    ("LOCATION", ["Uruguay", "Germany", "Peru"]),
+    ("ORGANIZATION_NAME", ["Northwind Bank", "Contoso Bank", "Garcia Bank"]),
+])
+def test_an_entity_shape_cannot_tell_apart_two_names_of_one_kind_and_layout(label, values):
+    assert len({shape_of(label, v) for v in values}) == 1
 
 
 def test_a_surface_too_long_gets_no_shape():

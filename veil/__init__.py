@@ -24,9 +24,9 @@ _EXPORTS = {
     "MaskedDocument": "veil.types", "FilledDocument": "veil.types", "Substitution": "veil.types",
     # engines and plug-in interfaces
     "MaskingEngine": "veil.mask.engine", "Masker": "veil.mask.base",
-    "Filler": "veil.fill.base", "CandidateFiller": "veil.fill.base",
+    "Filler": "veil.fill.base", "CandidateFiller": "veil.fill.loop",
     "VeilError": "veil.errors", "InputError": "veil.errors",
-    # registries (maskers, fillers, readers, writers, downstream LMs)
+    # registries (maskers, detectors, fillers, readers, gold formats, downstream LMs, PPMLM methods)
     "registry": None,
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -30,7 +30,7 @@ from itertools import count
 from typing import Any, Iterable, Iterator, Sequence, Union
 
 from veil.errors import VeilError
-from veil.types import Document, FilledDocument, MaskedDocument
+from veil.types import Document, MaskedDocument
 
 TextInput = Union[str, Document]
 MaskedInput = Union[str, MaskedDocument]
@@ -60,41 +60,34 @@ def _item(i: Any, t: Any, what: str) -> None:
     raise TypeError(f"{what} {i} is a {type(t).__name__}, not a string")
 
 
-def _documents(items: Any, kind: str) -> Iterator[Document]:
-    def one(i: str, t: Any, group: str | None = None) -> Document:
-        if isinstance(t, Document):
-            return t
-        if not isinstance(t, str):
-            _item(i, t, "text")
-        return Document(i, t, group=group)
-
+def _numbered(items: Any, kind: str, make: Any) -> Iterator[Any]:
+    """``make(id, item, group)`` for every item, ids by position (``"3"``, or ``"0.2"`` in a group)."""
     if kind == "groups":
         for g, texts in enumerate(items):
             for j, t in enumerate(texts):
-                yield one(f"{g}.{j}", t, str(g))
+                yield make(f"{g}.{j}", t, str(g))
         return
     for i, t in ([(0, items)] if kind == "one" else zip(count(), items)):
-        yield one(str(i), t)
+        yield make(str(i), t, None)
 
 
-def _masked(items: Any, kind: str) -> Iterator[MaskedDocument]:
+def _document(i: str, t: Any, group: str | None) -> Document:
+    if isinstance(t, Document):
+        return t
+    if not isinstance(t, str):
+        _item(i, t, "text")
+    return Document(i, t, group=group)
+
+
+def _masked_document(i: str, m: Any, group: str | None) -> MaskedDocument:
     from veil.markers import infer_style
 
-    def one(i: str, m: Any, group: str | None = None) -> MaskedDocument:
-        if isinstance(m, MaskedDocument):
-            return m
-        if isinstance(m, str):
-            return MaskedDocument(i, m, (), infer_style(m), group=group)
-        raise TypeError(f"item {i} is a {type(m).__name__}: fill takes masked text or MaskedDocument "
-                        "(never original text)")
-
-    if kind == "groups":
-        for g, texts in enumerate(items):
-            for j, m in enumerate(texts):
-                yield one(f"{g}.{j}", m, str(g))
-        return
-    for i, m in ([(0, items)] if kind == "one" else zip(count(), items)):
-        yield one(str(i), m)
+    if isinstance(m, MaskedDocument):
+        return m
+    if isinstance(m, str):
+        return MaskedDocument(i, m, (), infer_style(m), group=group)
+    raise TypeError(f"item {i} is a {type(m).__name__}: fill takes masked text or MaskedDocument "
+                    "(never original text)")
 
 
 def _run(stage: Any, docs: Iterator[Any], kind: str, executor: Any, batch_size: int, convert: Any) -> Any:
@@ -198,7 +191,7 @@ def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "n
         from veil.run.hf_datasets import mask_dataset
 
         return mask_dataset(texts, masking_engine(maskers, placeholder, options, exclude, keep), batch_size=batch_size)
-    return _run(stage, _documents(texts, kind), kind, ex, batch_size, lambda d: d)
+    return _run(stage, _numbered(texts, kind, _document), kind, ex, batch_size, lambda d: d)
 
 
 def _is_hf_dataset(obj: Any) -> bool:
@@ -270,7 +263,7 @@ def fill(masked: Any, filler: Any = "faker", *, seed: int | None = None, details
         from veil.run.hf_datasets import fill_dataset
 
         return fill_dataset(masked, stage.filler, batch_size=batch_size)
-    return _run(stage, _masked(masked, kind), kind, ex, batch_size, (lambda d: d) if details else (lambda d: d.text))
+    return _run(stage, _numbered(masked, kind, _masked_document), kind, ex, batch_size, (lambda d: d) if details else (lambda d: d.text))
 
 
 def anonymize(texts: Any, maskers: Sequence[Any] | None = None, filler: Any = "faker", *, seed: int | None = None,
@@ -292,4 +285,4 @@ def anonymize(texts: Any, maskers: Sequence[Any] | None = None, filler: Any = "f
     # both stages in one place (on Ray: one actor per worker, two actor pools could not share the CPUs);
     # the fill stage sees only what the mask stage returns
     stage = AnonymizeStage(_mask_stage(maskers, "numbered", None, (), (), ex), _fill_stage(filler, seed, fill_options, ex))
-    return _run(stage, _documents(texts, kind), kind, ex, batch_size, lambda d: d.text)
+    return _run(stage, _numbered(texts, kind, _document), kind, ex, batch_size, lambda d: d.text)

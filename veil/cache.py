@@ -1,4 +1,6 @@
-"""Experiment stage cache: every stage's output lives under ``CACHE/STAGE/KEY``, KEY the hash of its inputs and settings.
+"""Core: caches. The experiment's stage cache (every stage's output lives under ``CACHE/STAGE/KEY``, KEY the
+hash of its inputs and settings), the one settings hash (:func:`stable_hash`) every cache key and
+resumable output is made with, and the folder of models veil builds once (:func:`cache_root`).
 
 A stage is written into a temporary folder and renamed into place when complete, so an interrupted
 run leaves no half-written entry and the next run resumes at the first missing stage.
@@ -13,6 +15,13 @@ import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+
+def cache_root() -> Path:
+    """Where models veil builds once are kept (de-quantised SmolLM2, the warmed-up MiniLM):
+    ``$VEIL_CACHE_DIR`` if set, else ``~/.cache/veil``."""
+    env = os.environ.get("VEIL_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "veil"
 
 
 def stable_hash(obj: Any) -> str:

@@ -1,4 +1,5 @@
-"""Plug-in registries (maskers, fillers, corpus formats, downstream LMs), resolved lazily.
+"""Plug-in registries (maskers, DLP detectors, fillers, corpus and gold formats, downstream LMs, PPMLM methods),
+resolved lazily.
 
 Built-ins register as ``"module:attr"`` strings so that importing veil never imports
 torch or spaCy; the object is imported on first ``get``.
@@ -45,10 +46,12 @@ class Registry:
 
 
 maskers = Registry("masker")
+detectors = Registry("DLP detector")  # the dlp masker's detectors (a class with find(text, source) -> spans)
 fillers = Registry("filler")
 readers = Registry("corpus reader")
-writers = Registry("corpus writer")
+gold_formats = Registry("gold format")  # annotated corpora: a reader path -> list of GoldDocument
 downstream_lms = Registry("downstream LM")
+ppmlm_methods = Registry("PPMLM method")  # veil audit ppmlm's fine-tuning methods (a Method)
 
 # --- built-in registrations: one line each -------------------------------------------------
 maskers.register("allow_list", "veil.mask.allow_list:AllowListMasker")
@@ -58,6 +61,28 @@ maskers.register("dlp", "veil.mask.dlp:DLPMasker")
 maskers.register("quasi", "veil.mask.quasi:QuasiIdentifierMasker")
 maskers.register("neural_tagger", "veil.mask.neural.tagger:NeuralTaggerMasker")
 maskers.register("deny_list", "veil.mask.deny_list:DenyListMasker")
+
+detectors.register("email", "veil.mask.detectors.contact:EmailDetector")
+detectors.register("url", "veil.mask.detectors.contact:UrlDetector")
+detectors.register("ip_address", "veil.mask.detectors.contact:IpAddressDetector")
+detectors.register("phone", "veil.mask.detectors.contact:PhoneDetector")
+detectors.register("credit_card", "veil.mask.detectors.numbers:CreditCardDetector")
+detectors.register("us_ssn", "veil.mask.detectors.numbers:UsSsnDetector")
+detectors.register("number", "veil.mask.detectors.numbers:NumberDetector")
+detectors.register("case_code", "veil.mask.detectors.numbers:CaseCodeDetector")
+detectors.register("date", "veil.mask.detectors.numbers:DateDetector")
+detectors.register("age", "veil.mask.detectors.numbers:AgeDetector")
+detectors.register("duration", "veil.mask.detectors.numbers:DurationDetector")
+detectors.register("money", "veil.mask.detectors.numbers:MoneyDetector")
+detectors.register("quantity", "veil.mask.detectors.numbers:QuantityDetector")
+detectors.register("street_address", "veil.mask.detectors.numbers:StreetAddressDetector")
+detectors.register("spelled_word", "veil.mask.detectors.words:SpelledWordDetector")
+detectors.register("username", "veil.mask.detectors.words:UsernameDetector")
+detectors.register("spelled_name", "veil.mask.detectors.spoken:SpelledNameDetector")
+detectors.register("spoken_email", "veil.mask.detectors.spoken:SpokenEmailDetector")
+detectors.register("spoken_address", "veil.mask.detectors.spoken:SpokenAddressDetector")
+detectors.register("titled_name", "veil.mask.detectors.words:TitledNameDetector")
+detectors.register("non_latin_name", "veil.mask.detectors.words:NonLatinNameDetector")
 
 fillers.register("mlm", "veil.fill.mlm:MLMFiller")
 fillers.register("llm", "veil.fill.llm:LLMFiller")
@@ -69,10 +94,23 @@ readers.register("jsonl", "veil.io.formats:read_jsonl")
 readers.register("csv", "veil.io.formats:read_csv")
 readers.register("parquet", "veil.io.formats:read_parquet")
 readers.register("switchboard", "veil.io.formats:read_switchboard")
+gold_formats.register("tab", "veil.mask.gold:read_tab")
+gold_formats.register("presidio", "veil.mask.gold:read_presidio")
+gold_formats.register("conll", "veil.mask.gold:read_conll")
+gold_formats.register("review", "veil.mask.gold:read_review")
+
 downstream_lms.register("gpt2", "veil.downstream.lm:make_gpt2")
 
-for _fmt in ("jsonl", "txt", "csv", "parquet"):
-    writers.register(_fmt, "veil.io.output:ResumableWriter")
+ppmlm_methods.register("mlm", "veil.audit.ppmlm.methods:MLM")
+ppmlm_methods.register("mlma", "veil.audit.ppmlm.methods:MLMA")
+ppmlm_methods.register("dppmlm", "veil.audit.ppmlm.methods:DPPMLM")
+ppmlm_methods.register("ippmlm", "veil.audit.ppmlm.methods:IPPMLM")
+ppmlm_methods.register("ppmlm", "veil.audit.ppmlm.methods:PPMLM")
+ppmlm_methods.register("dp", "veil.audit.ppmlm.methods:DP")
+ppmlm_methods.register("base", "veil.audit.ppmlm.methods:BASE")
+
+#: every registry, for `veil ls` and the registry test
+ALL = (maskers, detectors, fillers, readers, gold_formats, downstream_lms, ppmlm_methods)
 
 
 def create(registry: Registry, name: str, **kwargs: Any) -> Any:

@@ -16,8 +16,18 @@ The signature is built so that it cannot reveal the value, only its format:
 - a word is kept verbatim (written ``{word}``) only when it is in ``LITERAL_WORDS``, a closed list
   of format words (units, "dot" / "at" of a spoken email, ordinal suffixes): public vocabulary that
   says how a value is written, not which value it is;
-- labels outside ``SHAPED_LABELS`` (names, places, organisations, addresses, URLs) get no shape,
-  and a surface longer than ``MAX_ATOMS`` tokens gets none either.
+- a surface longer than ``MAX_ATOMS`` tokens gets no shape, nor does a label outside
+  ``SHAPED_LABELS`` and ``ENTITY_SHAPED`` (URLs, user-defined labels).
+
+Names, places, organisations and street addresses (``ENTITY_SHAPED``) get an *entity shape*: the same
+class codes, one per word whatever its letters (a word with an apostrophe or a hyphen inside is one
+word: ``O'Brien`` is ``W``, ``Mary-Jane`` is ``W-W``), plus the words of closed public lists
+(:mod:`veil.gazetteer`) kept with their case: a person's title and suffix (``{Mrs}. W W``, ``W W
+{Jr}.``), an organisation's kind word and connectors (``W {Bank}``, ``{Bank} {of} W``), a street
+address's street words (``ddd W {Street}``); a place's shape starts with its granularity when the
+place is on the gazetteer's lists (``<city>W W``, ``<country>W``, ``<state>U``), a street address
+with ``<street>``. So "Maria" and "Priya" have the same shape (``W``), and so have "Boston" and
+"Denver" (``<city>W``); "Boston" and "Texas" do not (a city is not a state).
 
 Hence the shape is a function of the value's *class sequence* only: every value with the same
 layout (same number of digits, single letters and words, in the same order, with the same
@@ -30,6 +40,7 @@ invariance on generated values.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterator
 
 #: labels whose placeholders carry a shape (format values; names and places are filled by type only)
@@ -49,11 +60,25 @@ LITERAL_WORDS = frozenset({
     "minute", "minutes", "seconds", "dollar", "dollars", "bucks", "cent", "cents",
     "percent", "pound", "pounds", "mile", "miles", "foot", "feet", "inch", "inches", "gallon",
     "gallons", "ounce", "ounces", "kilo", "kilos", "kg", "lbs", "usd", "the", "of",
+    "older", "younger", "ago", "about", "around", "almost", "nearly", "over", "under", "than", "half",
+    # words a detector may take into a number's span ("card 4111 ..."): what the number is, not which
+    "card", "number", "no", "phone", "cell", "mobile", "ext", "extension", "visa", "mastercard", "amex",
+    "account", "acct", "ssn", "social", "security", "zip", "code", "pin", "id", "license", "expiry", "exp",
 })
 MAX_ATOMS = 64
 _TOKEN_RE = re.compile(r"(\d)|([^\W\d_]+)|(\s+)|(.)", re.S)
-_SHAPE_ATOM_RE = re.compile(r"\{([a-z]+)\}|(.)", re.S)
+_SHAPE_ATOM_RE = re.compile(r"\{([A-Za-z]+)\}|<([a-z]+)>|(.)", re.S)
 CLASS_CODES = frozenset("dnlLwWU")
+
+#: labels whose placeholders carry an entity shape (words of a name, its kind)
+PERSON_LABELS = frozenset({"PERSON_NAME", "PERSON"})
+PLACE_LABELS = frozenset({"LOCATION", "GPE", "LOC"})
+ORG_LABELS = frozenset({"ORGANIZATION_NAME", "ORGANIZATION", "ORG", "FACILITY", "FAC"})
+ADDRESS_LABELS = frozenset({"STREET_ADDRESS"})
+ENTITY_SHAPED = PERSON_LABELS | PLACE_LABELS | ORG_LABELS | ADDRESS_LABELS
+#: the granularity tags of a place shape (``<city>``): the gazetteer's kinds, and a street address
+TAGS = frozenset({"country", "state", "city", "region", "street"})
+_ENTITY_TOKEN_RE = re.compile(r"(\d)|([^\W\d_]+(?:['\u2019][^\W\d_]+)*)|(\s+)|(.)", re.S)
 
 
 def _word_code(word: str) -> str:
@@ -83,8 +108,57 @@ def tokens(surface: str) -> Iterator[tuple[str, str]]:
             yield (other if other in SEPARATORS else "?"), other
 
 
+def _entity_literals(label: str) -> frozenset[str]:
+    from veil.gazetteer import CONNECTORS, NAME_SUFFIXES, ORG_KINDS, STREET_WORDS, TITLES
+
+    if label in PERSON_LABELS:
+        return frozenset(TITLES) | NAME_SUFFIXES
+    if label in ADDRESS_LABELS:
+        return STREET_WORDS | CONNECTORS
+    if label in ORG_LABELS:
+        return ORG_KINDS | CONNECTORS
+    return frozenset()  # a place's words are its name: "New W City" would all but name it
+
+
+def entity_shape(label: str, surface: str) -> str | None:
+    """The entity shape of a masked name, place, organisation or street address (see the module docstring)."""
+    literals = _entity_literals(label)
+    codes: list[str] = []
+    for m in _ENTITY_TOKEN_RE.finditer(surface.strip()):
+        digit, word, space, other = m.groups()
+        if digit is not None:
+            codes.append("d")
+        elif word is not None:
+            low = word.lower()
+            if low in literals and not (label in PERSON_LABELS and len(word) == 1):
+                codes.append("{" + word + "}" if word.isalpha() else "W")
+            elif len(word) == 1:
+                codes.append("L" if word.isupper() else "l")
+            elif word.isupper():
+                codes.append("U")
+            else:
+                codes.append("W" if word[0].isupper() else "w")
+        elif space is not None:
+            codes.append(" ")
+        else:
+            codes.append(other if other in SEPARATORS else "?")
+    if not codes or sum(1 for c in codes if c != " ") > MAX_ATOMS:
+        return None
+    tag = ""
+    if label in ADDRESS_LABELS:
+        tag = "<street>"
+    elif label in PLACE_LABELS:
+        from veil.gazetteer import place_kind
+
+        kind = place_kind(surface)
+        tag = f"<{kind}>" if kind else ("<street>" if "d" in codes else "")
+    return tag + "".join(codes)
+
+
 def shape_of(label: str, surface: str) -> str | None:
     """The shape signature of a masked surface, or None (label not shaped, or too long)."""
+    if label in ENTITY_SHAPED:
+        return entity_shape(label, surface)
     if label not in SHAPED_LABELS:
         return None
     codes = [code for code, _ in tokens(surface.strip())]
@@ -94,8 +168,21 @@ def shape_of(label: str, surface: str) -> str | None:
 
 
 def atoms(shape: str) -> list[str]:
-    """A shape split into its atoms: class codes, separators and ``{literal}`` words."""
-    return [m.group(1) and "{" + m.group(1) + "}" or m.group(2) for m in _SHAPE_ATOM_RE.finditer(shape)]
+    """A shape split into its atoms: class codes, separators, ``{literal}`` words and ``<tag>`` granularity."""
+    return [("{" + m.group(1) + "}") if m.group(1) else ("<" + m.group(2) + ">") if m.group(2) else m.group(3)
+            for m in _SHAPE_ATOM_RE.finditer(shape)]
+
+
+def shape_tag(shape: str | None) -> str | None:
+    """The granularity of a place shape (``city`` for ``<city>W W``), or None."""
+    m = re.match(r"<([a-z]+)>", shape or "")
+    return m.group(1) if m else None
+
+
+@lru_cache(maxsize=1)
+def _all_literals() -> frozenset[str]:
+    return LITERAL_WORDS | frozenset().union(*(_entity_literals(lab) for lab in
+                                               ("PERSON", "ORG", "STREET_ADDRESS", "LOCATION")))
 
 
 def is_shape(shape: str) -> bool:
@@ -103,4 +190,5 @@ def is_shape(shape: str) -> bool:
     if len(shape) > 8 * MAX_ATOMS:
         return False
     return all(a in CLASS_CODES or a in SEPARATORS or a == "?"
-               or (a.startswith("{") and a[1:-1] in LITERAL_WORDS) for a in atoms(shape))
+               or (a.startswith("{") and a[1:-1].lower() in _all_literals())
+               or (a.startswith("<") and a[1:-1] in TAGS) for a in atoms(shape))

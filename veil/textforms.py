@@ -30,12 +30,12 @@ from functools import lru_cache
 from typing import Any, Sequence, TypeVar
 
 from veil.errors import VeilError
+from veil.shapes import DIGIT_WORDS
 
 FORMS = ("none", "lower", "asr")
 
 T = TypeVar("T")
 
-DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 SYMBOL_WORDS = {"&": "and", "@": "at", "%": "percent", "+": "plus", "=": "equals", "#": "number",
                 "°": "degrees", "§": "section", "$": "dollars", "€": "euros", "£": "pounds", "¥": "yen"}
 CURRENCY_WORDS = {"$": "dollars", "€": "euros", "£": "pounds", "¥": "yen"}

@@ -96,9 +96,13 @@ def _switchboard(root):
     return root
 
 
-def test_read_switchboard_persons_are_callers(tmp_path):
-    from veil.cli.audit_identifiers import read_switchboard
+def read_switchboard(path):
+    from veil.io.corpora import load_corpus
 
+    return load_corpus(path, "switchboard", person_required=True)
+
+
+def test_read_switchboard_persons_are_callers(tmp_path):
     docs = read_switchboard(_switchboard(tmp_path / "swb"))
     assert [(d.id, d.person, d.group) for d in docs] == [
         ("2001:A:1", "1020", "2001"), ("2001:B:2", "1044", "2001"), ("2001:A:3", "1020", "2001"),
@@ -111,7 +115,6 @@ def test_read_switchboard_persons_are_callers(tmp_path):
 
 
 def test_read_switchboard_bad_line_and_unknown_side(tmp_path):
-    from veil.cli.audit_identifiers import read_switchboard
     from veil.errors import InputError
 
     root = _switchboard(tmp_path / "swb")

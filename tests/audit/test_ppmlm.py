@@ -8,6 +8,7 @@ import pytest
 
 from veil.audit import ppmlm
 from veil.audit.ppmlm import Chunk, Method, TrainConfig
+from veil.registry import ppmlm_methods
 from veil.types import Document, Span
 
 WORDS = ("i we you they the a and to of in is was it that my our house car dog cat went live lived "
@@ -129,7 +130,7 @@ def test_mlm_training_runs_and_changes_the_model(tiny):
     model, tok = load(tiny)
     before = {k: v.clone() for k, v in model.state_dict().items()}
     chunks = ppmlm.encode_documents(docs() * 4, tok, 24)
-    stats = ppmlm.train(model, tok, chunks, ppmlm.METHODS["ppmlm"], TrainConfig(epochs=2, batch_size=4,
+    stats = ppmlm.train(model, tok, chunks, ppmlm_methods.get("ppmlm"), TrainConfig(epochs=2, batch_size=4,
                                                                                 max_length=24, lr=1e-3))
     model = stats["model"]
     assert stats["steps"] > 0 and stats["loss_last_20"] == stats["loss_last_20"]
@@ -149,7 +150,7 @@ def test_dp_method_runs_one_opacus_step(tiny):
     layer = model.bert.encoder.layer[0].attention.self.query.weight
     before = layer.detach().clone()
     chunks = ppmlm.encode_documents(docs() * 8, tok, 24)
-    stats = ppmlm.train(model, tok, chunks, ppmlm.METHODS["dp"], TrainConfig(epochs=1, batch_size=8,
+    stats = ppmlm.train(model, tok, chunks, ppmlm_methods.get("dp"), TrainConfig(epochs=1, batch_size=8,
                                                                              max_length=24, lr=1e-2))
     assert stats["dp"]["noise_multiplier"] > 0
     assert stats["dp"]["max_grad_norm"] == 10.0  # read back from Opacus' DP optimiser

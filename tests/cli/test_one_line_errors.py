@@ -69,7 +69,7 @@ def test_audit_identifiers_on_broken_utf8(tmp_path, capsys):
 def test_detector_weights_that_cannot_be_loaded(corpus, tmp_path, capsys):
     import shutil
 
-    from veil.mask.neural.train import META_FILE, PACKAGED_DIR
+    from veil.mask.neural.saved import META_FILE, PACKAGED_DIR
 
     det = tmp_path / "det"
     det.mkdir()

@@ -18,7 +18,7 @@ TEXTS = ["the cat sees the dog in the barn .", "a hen likes the fox in the yard 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
     """A 2-layer Llama and its byte-level BPE tokenizer, saved where ``AutoModelForCausalLM`` loads them."""
-    from veil.models.smollm2 import build_tiny_causal_lm
+    from tests.tiny_models import build_tiny_causal_lm
 
     model, tok = build_tiny_causal_lm(TEXTS + ["[MASK] [MASK]"], vocab_size=300, hidden_size=32)
     path = tmp_path_factory.mktemp("tiny_llama")
@@ -177,9 +177,9 @@ def test_bf16_autocast_matches_fp32_loosely(tiny_model):
 @pytest.mark.parametrize("native", [True, False])
 def test_auto_precision_is_bf16_only_where_the_device_computes_it_natively(monkeypatch, caplog, native):
     """``auto`` resolves when read (keys and results name what ran); bf16 asked of a CPU that emulates it warns."""
-    from veil.models import smollm2
+    from veil.models import device as device_choice
 
-    monkeypatch.setattr(smollm2, "native_bf16", lambda device: native)
+    monkeypatch.setattr(device_choice, "native_bf16", lambda device: native)
     auto = lm.LMSettings.from_dict({"precision": "auto", "device": "cpu"})
     assert auto.precision == ("bf16" if native else "fp32")
     assert auto.adaptation_key() == ({"precision": "bf16"} if native else {})

@@ -12,7 +12,7 @@ import pytest
 
 from veil.cli import main as veil
 from veil.errors import VeilError
-from veil.fill.base import CandidateFiller
+from veil.fill.loop import CandidateFiller
 from veil.mask.base import Masker
 from veil.registry import fillers, maskers
 from veil.types import Span
@@ -182,7 +182,8 @@ def test_bad_experiment_files(tmp_path):
 
 @pytest.mark.parametrize("name", ["switchboard", "ptb", "demo", "demo_gpt2", "switchboard_smollm2", "ptb_smollm2"])
 def test_shipped_experiment_files_parse(name):
-    from veil.experiment.spec import ROOT, load_spec
+    from veil.experiment.spec import load_spec
+    from veil.io.paths import ROOT
 
     path = ROOT / "experiments" / f"{name}.yaml"
     if not path.is_file():
@@ -201,7 +202,7 @@ def test_shipped_experiment_files_parse(name):
 
 
 def test_shared_rankings_are_exact_and_save_model_calls():
-    from veil.experiment.runner import share_rankings
+    from veil.experiment.rankings import share_rankings
 
     calls = []
 
@@ -217,22 +218,22 @@ def test_shared_rankings_are_exact_and_save_model_calls():
     texts, targets = ["x [MASK]", "yy [MASK] z", "a b [MASK]"], [(2, 8), (3, 9), (4, 10)]
     direct = Counting().propose_batch(texts, targets, 6)
     calls.clear()
-    assert a.propose_batch(texts, targets, 1) == [r[:1] for r in direct]
-    assert b.propose_batch(texts, targets, 6) == direct  # more candidates than stored: asked again
-    assert a.propose_batch(texts, targets, 3) == [r[:3] for r in direct]  # served from the memo
-    assert b.propose_batch(texts[:1], targets[:1], 6) == direct[:1]
+    assert a.rankings.propose(a.propose_batch, texts, targets, 1) == [r[:1] for r in direct]
+    assert b.rankings.propose(b.propose_batch, texts, targets, 6) == direct  # more candidates than stored: asked again
+    assert a.rankings.propose(a.propose_batch, texts, targets, 3) == [r[:3] for r in direct]  # served from the memo
+    assert b.rankings.propose(b.propose_batch, texts[:1], targets[:1], 6) == direct[:1]
     assert calls == [3, 3]
     calls.clear()
     memo2: dict = {}
     c, d = Counting(strategy="top1"), Counting(strategy="topk", k=6)
     share_rankings(c, memo2, request=6)
     share_rankings(d, memo2, request=6)
-    assert c.propose_batch(texts, targets, 1) == [r[:1] for r in direct]  # asks for 6, returns 1
-    assert d.propose_batch(texts, targets, 6) == direct and calls == [3]
+    assert c.rankings.propose(c.propose_batch, texts, targets, 1) == [r[:1] for r in direct]  # asks for 6, returns 1
+    assert d.rankings.propose(d.propose_batch, texts, targets, 6) == direct and calls == [3]
 
 
 def test_topk_after_top1_needs_no_model_call_through_the_fill_loop():
-    from veil.experiment.runner import ranking_request, share_rankings
+    from veil.experiment.rankings import ranking_request, share_rankings
     from veil.types import MaskedDocument, Placeholder
 
     calls = []
@@ -309,7 +310,7 @@ def test_stored_ranking_lines_round_trip_and_old_lines_still_load():
     and a line from before exclude lists (no last field) loads under the empty exclude digest."""
     import json
 
-    from veil.experiment.runner import ranking_entry, ranking_key, ranking_record
+    from veil.experiment.rankings import ranking_entry, ranking_key, ranking_record
 
     key, value = ranking_key("a [MASK] cat", 2, 8, "d1g3st"), (12, [("black", -0.5), ("fat", -1.25)])
     assert ranking_entry(json.loads(json.dumps(ranking_record(key, value)))) == (key, value)

@@ -24,7 +24,8 @@ def test_finetune_lowers_the_loss_and_saves_a_loadable_adapter(tmp_path):
     import torch
 
     from veil.fill.llm import LLMFiller
-    from veil.models.smollm2 import ADAPTER_META, build_tiny_causal_lm
+    from veil.models.smollm2 import ADAPTER_META
+    from tests.tiny_models import build_tiny_causal_lm
 
     model, tok = build_tiny_causal_lm(CORPUS, vocab_size=300)
     out = tmp_path / "adapter"
@@ -43,7 +44,7 @@ def test_finetune_lowers_the_loss_and_saves_a_loadable_adapter(tmp_path):
     tuned = LLMFiller(model=str(out), n_candidates=4).scorer
     plain = LLMFiller(model=str(base_dir), n_candidates=4).scorer
     assert tuned.rank(["please call me [MASK] tomorrow"], [(15, 21)], 2)
-    from veil.fill.llm import MarkerContext
+    from veil.fill.causal_scorer import MarkerContext
 
     ctx = [MarkerContext("please call me ", " tomorrow morning")]
     with torch.no_grad():

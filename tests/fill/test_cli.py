@@ -109,7 +109,7 @@ def _raise(exc):
             Failing.calls += 1
             if Failing.calls == 2:
                 raise exc
-            from veil.run.stages import fallback_fill
+            from veil.fill.fallback import fallback_fill
             return [fallback_fill(d) for d in docs]
     return Failing()
 
@@ -155,8 +155,9 @@ def test_finetune_writes_a_model_veil_fill_loads(tiny_mlm, tmp_path):
 def test_finetune_mask_free_changes_the_weights(tiny_mlm, tmp_path):
     import torch
 
-    from veil.fill.finetune import MLMTrainConfig, finetune_rounds
-    from veil.fill.mlm import load_mlm
+    from veil.fill.finetune import MLMTrainConfig
+    from veil.fill.mlm import MLMFiller, load_mlm
+    from veil.fill.rounds import finetune_rounds
 
     model, tok, model_dir = tiny_mlm
     src = tmp_path / "masked.jsonl"
@@ -164,7 +165,8 @@ def test_finetune_mask_free_changes_the_weights(tiny_mlm, tmp_path):
     docs = list(read_masked(src))
     n_free = sum(not d.placeholders for d in docs)
     assert 0 < n_free < len(docs)
-    infos = finetune_rounds(docs, tmp_path / "ft", model=str(model_dir), data="mask-free",
+    infos = finetune_rounds(docs, tmp_path / "ft", filler_cls=MLMFiller, load=load_mlm, model=str(model_dir),
+                            data="mask-free",
                             cfg=MLMTrainConfig(max_steps=4, batch_size=4, lr=1e-3), progress=False)
     assert infos[0]["texts"] == n_free
     tuned, _ = load_mlm(str(tmp_path / "ft"))
@@ -172,7 +174,8 @@ def test_finetune_mask_free_changes_the_weights(tiny_mlm, tmp_path):
     changed = [n for n, p in tuned.named_parameters() if not torch.equal(p, before[n])]
     assert changed
     with pytest.raises(VeilError, match="epochs"):
-        finetune_rounds(docs, tmp_path / "ft2", model=str(model_dir), data="mask-free", rounds=2, progress=False)
+        finetune_rounds(docs, tmp_path / "ft2", filler_cls=MLMFiller, load=load_mlm, model=str(model_dir),
+                        data="mask-free", rounds=2, progress=False)
 
 
 def test_fill_check_types_reports_agreement(tiny_mlm, tmp_path, caplog):

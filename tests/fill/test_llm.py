@@ -4,10 +4,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from bench.naive_llm import propose_naive, rank_naive, score_naive  # noqa: E402
+from tests.fill.naive_llm import propose_naive, rank_naive, score_naive  # noqa: E402
 from veil.errors import VeilError  # noqa: E402
-from veil.fill.llm import CausalWordScorer, LLMFiller, marker_context  # noqa: E402
-from veil.models.smollm2 import build_tiny_causal_lm  # noqa: E402
+from veil.fill.causal_scorer import CausalWordScorer, marker_context  # noqa: E402
+from veil.fill.llm import LLMFiller  # noqa: E402
+from tests.tiny_models import build_tiny_causal_lm  # noqa: E402
 from veil.textutil import WORD_RE  # noqa: E402
 from veil.types import MaskedDocument, Placeholder  # noqa: E402
 
@@ -194,7 +195,7 @@ def test_avoid_proposals_fills_off_the_list(tiny):
             sub = f.fill([doc])[0].substitutions[0].substitute
             assert sub.lower() not in listed
     with pytest.raises(VeilError, match="avoid_proposals"):
-        from veil.fill.base import CandidateFiller
+        from veil.fill.loop import CandidateFiller
 
         class NoExclude(CandidateFiller):
             name = "noexclude"
@@ -252,17 +253,17 @@ def test_close_calls_are_rescored_by_the_exact_model(tiny):
 def test_filler_defaults_bf16_with_fp32_verification_where_native(tiny, monkeypatch, tmp_path):
     import torch
 
-    from veil.models import smollm2
+    from veil.models import device as device_choice
 
     model, tok = tiny
     folder = tmp_path / "m"
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
-    monkeypatch.setattr(smollm2, "native_bf16", lambda device: True)
+    monkeypatch.setattr(device_choice, "native_bf16", lambda device: True)
     sc = LLMFiller(model=str(folder), device="cpu").scorer
     assert next(sc.model.parameters()).dtype is torch.bfloat16
     assert next(sc.verify.model.parameters()).dtype is torch.float32
-    monkeypatch.setattr(smollm2, "native_bf16", lambda device: False)
+    monkeypatch.setattr(device_choice, "native_bf16", lambda device: False)
     sc = LLMFiller(model=str(folder), device="cpu").scorer
     assert next(sc.model.parameters()).dtype is torch.float32 and sc.verify is None
 

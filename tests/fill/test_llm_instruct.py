@@ -11,10 +11,11 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from veil.cli import main  # noqa: E402
-from veil.fill.llm_instruct import (INSTRUCTION, InstructLLMFiller, align_output, build_prompt,  # noqa: E402
-                                    encode_example, training_examples)
+from veil.fill.instruct_prompt import INSTRUCTION, align_output, build_prompt  # noqa: E402
+from veil.fill.llm_instruct import InstructLLMFiller, encode_example, training_examples  # noqa: E402
 from veil.markers import find_markers  # noqa: E402
-from veil.models.smollm2 import ADAPTER_META, build_tiny_causal_lm, load_causal_lm  # noqa: E402
+from veil.models.smollm2 import ADAPTER_META, load_causal_lm  # noqa: E402
+from tests.tiny_models import build_tiny_causal_lm  # noqa: E402
 from veil.textutil import WORD_RE  # noqa: E402
 from veil.types import MaskedDocument, Placeholder  # noqa: E402
 
@@ -138,7 +139,7 @@ def test_veil_finetune_llm_instruct_saves_an_adapter_that_veil_fill_loads(tiny_d
 
 
 def test_answer_context_teacher_forces_the_input_around_the_marker(tiny):
-    from veil.fill.llm_instruct import answer_context
+    from veil.fill.instruct_prompt import answer_context
 
     _, tok = tiny
     text = "the [MASK] sat on the [MASK] today"
@@ -174,7 +175,7 @@ def test_ranked_decode_never_breaks_the_input_and_ranks_with_the_adapter_on(tiny
 def test_ranked_decode_follows_the_prompt(tiny):
     """The ranking is the model's likelihood of the answer given the prompt: what the prompt's input says
     around the marker changes the scores (not a left-context-only ranking)."""
-    from veil.fill.llm_instruct import answer_context
+    from veil.fill.instruct_prompt import answer_context
 
     model, tok = tiny
     filler = InstructLLMFiller(model_obj=model, tokenizer=tok, avoid={}, decode="ranked")

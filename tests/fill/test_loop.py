@@ -7,7 +7,8 @@ import re
 import pytest
 
 from veil.errors import VeilError
-from veil.fill.base import CandidateFiller, document_slots
+from veil.fill.base import document_slots
+from veil.fill.loop import CandidateFiller
 from veil.markers import find_markers
 from veil.mask.placeholders import render
 from veil.types import Document, MaskedDocument, Placeholder, Span
@@ -182,13 +183,23 @@ def test_format_labels_get_faker_values_of_their_type():
     assert f.calls == 0  # no model is asked for formats
 
 
-def test_person_placeholder_gets_a_name_spacy_tags_as_person():
+def test_person_placeholder_gets_a_drawn_name_without_asking_the_model():
+    from veil.gazetteer import first_names, last_names
+
+    doc = MaskedDocument("d", "Yesterday [PERSON_NAME] said that she would visit her mother.", (), "typed")
+    f = ListFiller(["the", "yesterday", "michael", "table"])
+    first, last = f.fill([doc])[0].substitutions[0].substitute.split()  # no shape recorded: first + last
+    assert first in first_names("f") + first_names("m") and last in last_names()
+    assert f.calls == 0
+
+
+def test_with_entities_propose_the_model_names_a_person_spacy_tags_as_person():
     pytest.importorskip("spacy")
     doc = MaskedDocument("d", "Yesterday [PERSON_NAME] said that she would visit her mother.", (), "typed")
-    out = ListFiller(["the", "yesterday", "michael", "table"]).fill([doc])[0]
+    out = ListFiller(["the", "yesterday", "michael", "table"], entities="propose").fill([doc])[0]
     assert out.text.startswith("Yesterday Michael said")
-    # no candidate is a person: Faker's name instead of a plain word
-    out2 = ListFiller(["the", "table"]).fill([doc])[0]
+    # no candidate is a person: a drawn name instead of a plain word
+    out2 = ListFiller(["the", "table"], entities="propose").fill([doc])[0]
     sub = out2.substitutions[0].substitute
     assert sub not in ("the", "table", "The", "Table") and sub[0].isupper()
 

@@ -58,7 +58,7 @@ def test_typed_substitutes_agree_with_spacy_on_conll(shared_data):
 
 def test_smollm2_cached_ranking_equals_the_naive_scorer_on_switchboard(shared_data):
     pytest.importorskip("torch")
-    from bench.naive_llm import rank_naive
+    from tests.fill.naive_llm import rank_naive
     from veil.fill.llm import LLMFiller
     from veil.mask.allow_list import AllowListMasker
     from veil.mask.engine import MaskingEngine

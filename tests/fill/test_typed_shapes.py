@@ -8,7 +8,9 @@ import re
 import pytest
 
 from veil.fill.faker import FakerFiller
-from veil.fill.typed import _ordinal_suffix, fake_value, luhn_valid, restyle
+from veil.fill.formats import _ordinal_suffix, restyle
+from veil.fill.typed import fake_value
+from veil.mask.detectors.numbers import luhn_ok as luhn_valid
 from veil.mask.placeholders import find_markers, render
 from veil.registry import fillers
 from veil.shapes import shape_of
@@ -69,7 +71,7 @@ def test_a_substitute_keeps_type_and_shape(label, surface, pattern, check):
 
 
 def test_spelled_letters_spell_a_plausible_word():
-    from veil.fill.typed import _names_by_length
+    from veil.fill.formats import _names_by_length
 
     rng = random.Random(1)
     for _ in range(20):

@@ -14,7 +14,7 @@ from veil.errors import VeilError
 from veil.fill.base import Filler
 from veil.io.output import ResumableWriter, check_output_path
 from veil.mask.base import Masker
-from veil.run.stages import fallback_fill
+from veil.fill.fallback import fallback_fill
 from veil.registry import fillers, maskers
 from veil.types import Span
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.bench_detector_linearity import ADVERSARIAL
-from veil.mask.detectors import DETECTORS
+from veil.registry import detectors
 
 SMALL, LARGE = 1000, 8000
 #: allowed growth of the time per character from SMALL to LARGE (linear: 1; quadratic: 8)
@@ -26,14 +26,14 @@ SLACK_S = 0.02
 MAX_US_PER_CHAR = 150.0
 #: phonenumbers is timed on one family only: at 35 µs a character it would take the
 #: fuzz test past its time budget
-FUZZED = [name for name in DETECTORS if name != "phone"]
+FUZZED = [name for name in detectors.names() if name != "phone"]
 
 _BUILT: dict[str, object] = {}
 
 
 def _detector(name):
     if name not in _BUILT:
-        det = DETECTORS[name]()
+        det = detectors.get(name)()
         list(det.find("warm 123 one two at x dot com", "t"))  # lazy tables load outside the timing
         _BUILT[name] = det
     return _BUILT[name]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from veil.mask.detectors import DETECTORS
+from veil.registry import detectors as DETECTORS
 from veil.mask.detectors.numbers import NumberDetector
 from veil.mask.detectors.spoken import SpelledNameDetector, SpokenAddressDetector, SpokenEmailDetector
 from veil.mask.dlp import DLPMasker

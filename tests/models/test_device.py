@@ -5,8 +5,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from veil.errors import VeilError  # noqa: E402
-from veil.models import smollm2  # noqa: E402
-from veil.models.smollm2 import build_tiny_causal_lm, load_causal_lm, resolve_device, resolve_dtype  # noqa: E402
+from veil.models import device  # noqa: E402
+from veil.models.device import resolve_device, resolve_dtype  # noqa: E402
+from veil.models.smollm2 import load_causal_lm  # noqa: E402
+from tests.tiny_models import build_tiny_causal_lm  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +22,7 @@ def tiny_dir(tmp_path_factory):
 
 @pytest.mark.parametrize("native, expected", [(True, torch.bfloat16), (False, torch.float32)])
 def test_auto_dtype_is_bf16_only_where_native(monkeypatch, native, expected):
-    monkeypatch.setattr(smollm2, "native_bf16", lambda device: native)
+    monkeypatch.setattr(device, "native_bf16", lambda device: native)
     assert resolve_dtype("auto", "cpu") is expected
 
 
@@ -36,16 +38,16 @@ def test_unknown_dtype_and_absent_gpu_are_errors():
     if not torch.cuda.is_available():
         with pytest.raises(VeilError, match="no CUDA GPU"):
             resolve_device("cuda")
-        assert smollm2.native_bf16("cuda") is False
+        assert device.native_bf16("cuda") is False
 
 
 def test_cpu_flags_decide_native_bf16(monkeypatch, tmp_path):
     fake = tmp_path / "cpuinfo"
-    monkeypatch.setattr(smollm2, "Path", lambda p: fake if p == "/proc/cpuinfo" else smollm2.Path(p))
+    monkeypatch.setattr(device, "Path", lambda p: fake if p == "/proc/cpuinfo" else device.Path(p))
     fake.write_text("flags\t\t: fpu avx2 avx512f avx512bw\n")
-    assert smollm2.native_bf16("cpu") is False
+    assert device.native_bf16("cpu") is False
     fake.write_text("flags\t\t: fpu avx2 avx512f avx512_bf16 avx512bw\n")
-    assert smollm2.native_bf16("cpu") is True
+    assert device.native_bf16("cpu") is True
 
 
 def test_bf16_filler_loads_and_fills_on_cpu(tiny_dir):

@@ -6,7 +6,7 @@ import re
 from types import SimpleNamespace
 
 import veil
-from veil.experiment.spec import Variant
+from veil.experiment.spec import BASELINES, Variant
 from veil.fill.faker import FakerFiller
 from veil.io.records import write_filled, write_masked
 from veil.report import write_results
@@ -27,7 +27,8 @@ METHODS = ["pretrained", "oracle", "baseline0", "baseline1", "top1"]
 def _spec():
     return SimpleNamespace(name="demo", report_extra=[], train=SimpleNamespace(path="train.jsonl"),
                            test=SimpleNamespace(path="test.jsonl"), pretrain=None,
-                           variants=[Variant("top1", "filled", filler="llm", strategy="top1")])
+                           variants=[Variant(name, **BASELINES[name]) for name in METHODS if name in BASELINES]
+                           + [Variant("top1", "filled", filler="llm", strategy="top1")])
 
 
 def test_the_report_explains_every_method_and_names_version_and_date(tmp_path):

@@ -13,7 +13,8 @@ from veil.markers import find_markers
 from veil.mask.detectors import DEFAULT_DETECTORS  # noqa: F401  (dlp's detectors load here, not per test)
 from veil.run.components import build_engine
 from veil.run.corpus import fill_corpus, mask_corpus
-from veil.run.stages import fallback_fill, fill_batch, mask_batch
+from veil.fill.fallback import fallback_fill, fill_batch
+from veil.run.stages import mask_batch
 from veil.types import Document
 
 LOOKALIKES = "I typed [PERSON_NAME_1], [MASK], [mask], [\\MASK] and [MASK_] myself"

@@ -24,7 +24,7 @@ def _engine():
 def test_mask_and_fill_a_dataset_like_the_local_engine():
     from veil.fill.llm import LLMFiller
     from veil.io.formats import Document
-    from veil.models.smollm2 import build_tiny_causal_lm
+    from tests.tiny_models import build_tiny_causal_lm
     from veil.run.stages import mask_batch
 
     ds = datasets.Dataset.from_dict({"id": [f"d{i}" for i in range(len(TEXTS))], "text": TEXTS,

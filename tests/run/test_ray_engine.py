@@ -23,6 +23,15 @@ from veil.run.stages import MaskStage  # noqa: E402
 # the stages below are defined here: Ray's workers cannot import a test module, so they travel by value
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
+
+def read_output(output: Path):
+    """The JSONL lines of a ray-engine output, one file or a folder of shards, in shard order."""
+    output = Path(output)
+    for f in [output] if output.is_file() else sorted(output.glob("part-*.jsonl")):
+        with open(f, encoding="utf-8") as fh:
+            yield from fh
+
+
 WORDS = ("call me at 555-123-4567 or mail john.smith@example.com about the order from Dallas "
          "tomorrow please my card 4111 1111 1111 1111 thanks").split()
 
@@ -137,7 +146,7 @@ def test_restarted_driver_resumes_after_the_written_batches(cluster, corpus, tmp
 
 
 def test_ray_fill_equals_local(cluster, tmp_path):
-    from veil.models.smollm2 import build_tiny_causal_lm
+    from tests.tiny_models import build_tiny_causal_lm
 
     texts = ["the cat sat on the mat", "we went to the store to buy food", "she said she would call me back"]
     model, tok = build_tiny_causal_lm(texts * 4, vocab_size=300)

@@ -59,9 +59,6 @@ class PersonWordGraph:
     def persons(self) -> list[str]:
         return sorted(self.person_terms)
 
-    def n_persons(self, term: str) -> int:
-        return len(self.term_persons.get(term, ()))
-
     def occurrences(self, term: str) -> int:
         return sum(self.person_terms[p][term] for p in self.term_persons.get(term, ()))
 

@@ -1,18 +1,19 @@
-"""Audit stage: writing audit tables (CSV, markdown, JSONL) and plots (PNG) atomically.
+"""Audit stage: writing audit tables (CSV, JSONL) and plots (PNG) atomically.
 
 Every file is written to a temporary name in its folder and renamed into place, so a reader never
-sees half a table (:mod:`veil.io.atomic`: never through a symbolic link). matplotlib is imported inside the plotting functions, with the Agg back-end.
+sees half a table (:mod:`veil.io.atomic`: never through a symbolic link). Tables and figures are
+rendered by :mod:`veil.io.tables`.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from veil.io.atomic import atomic_write, write_text_atomic
+from veil.io.atomic import write_bytes_atomic, write_text_atomic
+from veil.io.tables import csv_text, float_cells, figure_png, pyplot
+from veil.numeric import sample_std
 
 
 def write_text(path: str | Path, text: str) -> None:
@@ -20,50 +21,21 @@ def write_text(path: str | Path, text: str) -> None:
 
 
 def write_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> None:
-    columns = list(columns or (rows[0].keys() if rows else []))
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    write_text(path, buf.getvalue())
+    write_text(path, csv_text(rows, list(columns or (rows[0].keys() if rows else [])), float_cells(".6g")))
 
 
 def write_jsonl(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:
     write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
-def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None,
-                   digits: int = 3) -> str:
-    columns = list(columns or (rows[0].keys() if rows else []))
-
-    def cell(v: Any) -> str:
-        return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
-    lines += ["| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def save_figure(fig: Any, path: str | Path) -> None:
-    with atomic_write(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
-    _pyplot().close(fig)
+    write_bytes_atomic(path, figure_png(fig))
 
 
 def plot_risk_histogram(scores_by_group: Mapping[str, Sequence[float]], threshold: float, path: str | Path,
                         title: str = "") -> None:
     """Histogram of document risk scores per group, with mean + std and the threshold marked."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     all_scores = [s for v in scores_by_group.values() for s in v]
     top = int(max(all_scores, default=0)) + 1
@@ -72,7 +44,7 @@ def plot_risk_histogram(scores_by_group: Mapping[str, Sequence[float]], threshol
     n = len(all_scores)
     if n:
         mean = sum(all_scores) / n
-        std = (sum((s - mean) ** 2 for s in all_scores) / (n - 1)) ** 0.5 if n > 1 else 0.0
+        std = sample_std(all_scores) or 0.0
         ax.axvline(mean + std, color="black", linestyle="--", label=f"μ+σ = {mean + std:.1f}")
     ax.axvline(threshold, color="red", label=f"threshold {threshold:g}")
     ax.set_xlabel("residual risk score per document")
@@ -90,7 +62,7 @@ def plot_identifier_cdfs(per_person: Sequence[Mapping[str, Any]], sharing: Seque
     identifiers and words. Right: cumulative share of distinct words and of word occurrences used
     by at most m persons.
     """
-    plt = _pyplot()
+    plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     series = [("indirect", f"indirect identifiers (k={k})"), ("direct", "direct identifiers"),
               ("words", "words")]

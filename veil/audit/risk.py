@@ -31,6 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from veil.errors import InputError, VeilError
 from veil.mask.coverage import COVERED, PARTIAL, Coverage
+from veil.numeric import sample_std
 from veil.textutil import normalise_surface
 from veil.types import Span
 
@@ -231,7 +232,7 @@ def describe(scores: Sequence[float], threshold: float = THRESHOLD) -> dict[str,
     if n == 0:
         raise VeilError("no documents to score")
     mean = sum(scores) / n
-    std = math.sqrt(sum((s - mean) ** 2 for s in scores) / (n - 1)) if n > 1 else 0.0
+    std = sample_std(scores) or 0.0  # 0 for a single document
     return {"documents": n, "mean": mean, "std": std, "p95": percentile(scores, 95),
             "max": float(max(scores)), "mean_plus_std": mean + std, "pass": mean + std < threshold}
 

@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train-detector": ("veil.cli.train_detector", "fine-tune the case-robust neural entity detector (token classification)"),
     "review": ("veil.cli.review", "review masked documents in the browser; export gold spans, missed PI, term lists"),
     "verify": ("veil.cli.verify", "check that no value the masking removed survives in a filled corpus"),
-    "ls": ("veil.cli.ls", "list registered maskers, fillers, corpus formats and downstream LMs"),
+    "ls": ("veil.cli.ls", "list every registry (maskers, detectors, fillers, formats, LMs, PPMLM methods)"),
 }
 
 

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from veil.cli.common import count
-from veil.errors import InputError, VeilError
+from veil.errors import VeilError
 from veil.types import Document
 
 log = logging.getLogger(__name__)
@@ -62,66 +62,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write each person's identifiers as JSONL {person, direct, indirect} (sensitive!)")
 
 
-# --- corpus readers with a person field ---------------------------------------------------------------
-
-def read_switchboard(path: str | Path, speakers: str | Path | None = None) -> list[Document]:
-    """SwDA transcripts -> one ``Document`` per utterance, person = caller id (required), group = conversation."""
-    from veil.io.formats import read_switchboard as read
-
-    docs = list(read(path, speakers=speakers, require_person=True))
-    if not docs:
-        raise InputError(str(path), None, "no utterances")
-    return docs
-
-
-def read_tab_applicants(path: str | Path) -> list[Document]:
-    """TAB JSONL -> one ``Document`` per case, person = the applicant."""
-    from veil.mask.gold import read_gold
-
-    docs = []
-    for g in read_gold(path, "tab"):
-        applicant = g.doc.meta.get("applicant")
-        if not applicant:
-            raise InputError(str(path), None, f"case {g.doc.id} has no metadata.provenance.applicant")
-        g.doc.person = str(applicant)
-        docs.append(g.doc)
-    return docs
-
-
-def read_jsonl_persons(path: str | Path, text_field: str = "text", person_field: str = "person") -> list[Document]:
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(str(path), None, "no such file")
-    from veil.io.formats import iter_lines
-
-    docs = []
-    for lineno, line in iter_lines(path):  # strictly decoded: invalid UTF-8 is one located line
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            text, person = rec[text_field], rec[person_field]
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
-        except (KeyError, TypeError):
-            raise InputError(str(path), lineno, f"need fields {text_field!r} and {person_field!r}") from None
-        if not isinstance(text, str) or person in (None, ""):
-            raise InputError(str(path), lineno, f"{text_field!r} must be text and {person_field!r} set")
-        docs.append(Document(id=str(rec.get("id", lineno)), text=text, person=str(person)))
-    if not docs:
-        raise InputError(str(path), None, "no documents")
-    return docs
-
-
 def load_corpus(path: str | Path, fmt: str, speakers: str | Path | None = None, text_field: str = "text",
                 person_field: str = "person") -> list[Document]:
-    if fmt == "switchboard":
-        return read_switchboard(path, speakers)
-    if fmt == "tab":
-        return read_tab_applicants(path)
-    if fmt == "jsonl":
-        return read_jsonl_persons(path, text_field, person_field)
-    raise VeilError(f"unknown corpus format {fmt!r}; choose from {', '.join(FORMATS)}")
+    """The corpus with every document's person (see the module docstring), through :mod:`veil.io.corpora`."""
+    from veil.io.corpora import load_corpus as load
+    from veil.io.formats import Fields
+
+    if fmt not in FORMATS:
+        raise VeilError(f"unknown corpus format {fmt!r}; choose from {', '.join(FORMATS)}")
+    fields = {"tab": Fields(person="applicant"), "jsonl": Fields(text=text_field, person=person_field)}.get(fmt)
+    return load(path, fmt, fields, person_required=True, speakers=speakers if fmt == "switchboard" else None)
 
 
 # --- the command ------------------------------------------------------------------------------------------
@@ -200,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render_markdown(summary: dict, sharing: list[dict], sweep_rows: list[dict], args: argparse.Namespace) -> str:
-    from veil.audit.plots import markdown_table
+    from veil.io.tables import markdown_table
 
     ipp = summary["indirect_per_person"]
     lines = [f"### Identifiers: {args.corpus} ({args.format}, k={args.k}, n≤{args.max_n})", "",

@@ -11,25 +11,26 @@ and per method ``methods/NAME.json``, ``NAME.scores.csv`` (MIA score per person)
 from __future__ import annotations
 
 import argparse
-import csv
-import hashlib
-import io
 import json
 import logging
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
+from veil.audit.ppmlm.methods import method_label
 from veil.errors import VeilError
+from veil.io.tables import csv_text
 
 log = logging.getLogger(__name__)
 
-DEFAULT_METHODS = ("mlm", "mlma", "dppmlm", "ippmlm", "ppmlm", "dp")
-LABELS = {"mlm": "MLM", "mlma": "MLMA", "dppmlm": "DPPMLM", "ippmlm": "IPPMLM", "ppmlm": "PPMLM", "dp": "DP",
-          "base": "no fine-tuning"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    # every default is the dataclass's own (veil.audit.ppmlm, veil.models.minilm): one place to change it
+    from veil.audit.ppmlm.audit import AuditConfig
+    from veil.audit.ppmlm.methods import DEFAULT_METHODS, TrainConfig
+    from veil.models.minilm import WarmupConfig
+
     p.add_argument("corpus", metavar="CORPUS", help="corpus path (Switchboard: the folder with train/ and speakers/)")
     p.add_argument("--format", default="switchboard", help="corpus format (a registered reader; default switchboard)")
     from veil.cli.common import add_list
@@ -41,31 +42,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print {method: {utility, privacy, auc, tpr_at_fpr}} as JSON")
     g = p.add_argument_group("persons and identifiers")
     g.add_argument("--persons", type=int, default=None, help="sample this many persons (default: all)")
-    g.add_argument("--member-share", type=float, default=0.5, help="share of persons fine-tuned on (default 0.5)")
-    g.add_argument("--max-words-per-person", type=int, default=None, help="cap each person's text (first documents)")
-    g.add_argument("--k", type=int, default=2, help="indirect identifier: used by fewer than k persons (default 2)")
-    g.add_argument("--max-n", type=int, default=1, help="indirect identifiers up to n-grams (default 1)")
-    add_list(g, "--direct-masker", ("entity_tagger",), help="maskers that find direct identifiers")
-    g.add_argument("--seed", type=int, default=0, help="seed of the person split, masking and training")
+    g.add_argument("--member-share", type=float, default=AuditConfig.member_share,
+                   help="share of persons fine-tuned on (default %(default)s)")
+    g.add_argument("--max-words-per-person", type=int, default=AuditConfig.max_words_per_person,
+                   help="cap each person's text (first documents)")
+    g.add_argument("--k", type=int, default=AuditConfig.k,
+                   help="indirect identifier: used by fewer than k persons (default %(default)s)")
+    g.add_argument("--max-n", type=int, default=AuditConfig.max_n,
+                   help="indirect identifiers up to n-grams (default %(default)s)")
+    add_list(g, "--direct-masker", AuditConfig.direct_maskers, help="maskers that find direct identifiers")
+    g.add_argument("--seed", type=int, default=AuditConfig.seed, help="seed of the person split, masking and training")
     w = p.add_argument_group("MLM head warm-up of the default MiniLM model (ignored with --model)")
     w.add_argument("--warmup-steps", type=int, default=None,
-                   help="generic MLM warm-up steps on Brown before the audit (default: veil.models.minilm's 60; "
+                   help=f"generic MLM warm-up steps on Brown before the audit (default {WarmupConfig.steps}; "
                         "each setting is trained once and cached)")
-    w.add_argument("--warmup-lr", type=float, default=None, help="warm-up peak learning rate (default 5e-4)")
+    w.add_argument("--warmup-lr", type=float, default=None,
+                   help=f"warm-up peak learning rate (default {WarmupConfig.lr:g})")
     w.add_argument("--warmup-layers", type=int, default=None,
-                   help="top encoder layers trained in the warm-up (default 3; 0 or less: all)")
+                   help=f"top encoder layers trained in the warm-up (default {WarmupConfig.trainable_layers}; "
+                        "0 or less: all)")
     t = p.add_argument_group("fine-tuning")
-    t.add_argument("--epochs", type=int, default=2)
-    t.add_argument("--batch-size", type=int, default=16)
-    t.add_argument("--max-length", type=int, default=64, help="tokens per sequence (default 64)")
-    t.add_argument("--lr", type=float, default=1e-4)
-    t.add_argument("--mask-share", type=float, default=0.15, help="share of eligible words masked per epoch")
-    t.add_argument("--trainable-layers", type=int, default=None, help="train only the top N encoder layers + head")
-    t.add_argument("--dp-epsilon", type=float, default=8.0)
-    t.add_argument("--dp-delta", type=float, default=1e-5)
-    t.add_argument("--dp-max-grad-norm", type=float, default=10.0)
-    t.add_argument("--dp-grad-sample-mode", default="hooks", choices=["hooks", "functorch", "ew", "ghost"],
-                   help="how Opacus computes per-sample gradients (default hooks)")
+    t.add_argument("--epochs", type=int, default=TrainConfig.epochs)
+    t.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
+    t.add_argument("--max-length", type=int, default=TrainConfig.max_length,
+                   help="tokens per sequence (default %(default)s)")
+    t.add_argument("--lr", type=float, default=TrainConfig.lr)
+    t.add_argument("--mask-share", type=float, default=TrainConfig.mask_share,
+                   help="share of eligible words masked per epoch")
+    t.add_argument("--trainable-layers", type=int, default=TrainConfig.trainable_layers,
+                   help="train only the top N encoder layers + head")
+    t.add_argument("--dp-epsilon", type=float, default=TrainConfig.dp_epsilon)
+    t.add_argument("--dp-delta", type=float, default=TrainConfig.dp_delta)
+    t.add_argument("--dp-max-grad-norm", type=float, default=TrainConfig.dp_max_grad_norm)
+    t.add_argument("--dp-grad-sample-mode", default=TrainConfig.dp_grad_sample_mode,
+                   choices=["hooks", "functorch", "ew", "ghost"],
+                   help="how Opacus computes per-sample gradients (default %(default)s)")
     t.add_argument("--save-models", action="store_true", help="save each fine-tuned model under OUT/models/NAME")
 
 
@@ -75,44 +86,13 @@ def _atomic_write(path: Path, text: str | bytes) -> None:
     write_bytes_atomic(path, text.encode() if isinstance(text, str) else text)
 
 
-def _save_png(plt: Any, fig: Any, path: Path, written: list[str]) -> None:
+def _save_png(fig: Any, path: Path, written: list[str]) -> None:
     """Write a matplotlib figure atomically as PNG and note its name."""
+    from veil.io.tables import figure_png
+
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    _atomic_write(path, buf.getvalue())
+    _atomic_write(path, figure_png(fig, tight=False))
     written.append(path.name)
-
-
-def _csv_text(rows: Iterable[dict], fields: list[str]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: r.get(k) for k in fields})
-    return buf.getvalue()
-
-
-def read_corpus(path: str, fmt: str) -> list:
-    from veil.registry import readers
-
-    if fmt in readers:
-        reader = readers.get(fmt)
-        obj = reader() if isinstance(reader, type) else reader
-        for attr in ("read", "__call__"):
-            fn = getattr(obj, attr, None)
-            if fn is not None:
-                return list(fn(path))
-    if fmt == "switchboard":
-        from veil.cli.audit_identifiers import read_switchboard
-
-        return read_switchboard(path)
-    raise VeilError(f"unknown corpus format {fmt!r}; known: {', '.join(readers.names() + ['switchboard'])}")
-
-
-def _fingerprint(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def public(result: dict) -> dict:
@@ -129,7 +109,7 @@ def table_rows(results: dict[str, dict]) -> list[dict]:
         t = r["tpr_at_fpr"]
         strict = r.get("tpr_at_fpr_strict") or {}
         sig = r.get("mia_signal") or {}
-        rows.append({"method": LABELS.get(m, m), "tpr_at_0.1%_fpr": t["0.001"], "tpr_at_1%_fpr": t["0.01"],
+        rows.append({"method": method_label(m), "tpr_at_0.1%_fpr": t["0.001"], "tpr_at_1%_fpr": t["0.01"],
                      "tpr_at_10%_fpr": t["0.1"], "auc": r["auc"], "utility": r["utility"], "privacy": r["privacy"],
                      "privacy_direct": r.get("privacy_direct"), "privacy_indirect": r.get("privacy_indirect"),
                      "strict_tpr_at_0.1%_fpr": strict.get("0.001"), "strict_tpr_at_1%_fpr": strict.get("0.01"),
@@ -154,11 +134,11 @@ def table_markdown(results: dict[str, dict], model_label: str, stats: dict | Non
         note = no_signal_note(sig)
         mark = ""
         if note:
-            notes.append(f"{LABELS.get(m, m)}: {note}; the attack has nothing to rank, so its ROC is the "
+            notes.append(f"{method_label(m)}: {note}; the attack has nothing to rank, so its ROC is the "
                          f"diagonal by construction (TPR = FPR, AUC 0.5) — not a measured chance-level result.")
             mark = f" [{len(notes)}]"
         scored = (f"{sig['members_scored']} / {sig['non_members_scored']}" if "members_scored" in sig else "")
-        lines.append(f"| {LABELS.get(m, m)} | {pct(t['0.001'])} | {pct(t['0.01'])} | {pct(t['0.1'])} | "
+        lines.append(f"| {method_label(m)} | {pct(t['0.001'])} | {pct(t['0.01'])} | {pct(t['0.1'])} | "
                      f"{r['auc']:.3f} | {r['utility']:.3f} | {r['privacy']:.4f} | {scored}{mark} |")
     out = "\n".join(lines) + "\n"
     if notes:
@@ -174,54 +154,52 @@ def table_markdown(results: dict[str, dict], model_label: str, stats: dict | Non
 
 
 def write_plots(results: dict[str, dict], out: Path) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from veil.audit.metrics import regurgitation_by_repetition
+    from veil.io.tables import pyplot
+
+    plt = pyplot()
 
     written = []
     fig, ax = plt.subplots(figsize=(5, 5))
     for m, r in results.items():
         roc = r["_roc"]
         ax.plot([max(x, 1e-4) for x in roc["fpr"]], [max(y, 1e-4) for y in roc["tpr"]],
-                label=f"{LABELS.get(m, m)} (AUC {r['auc']:.3f})"
+                label=f"{method_label(m)} (AUC {r['auc']:.3f})"
                       + (" — nobody scored" if (r.get("mia_signal") or {}).get("degenerate") else ""))
     ax.plot([1e-4, 1], [1e-4, 1], "k--", lw=0.8, label="random guess")
     ax.set(xscale="log", yscale="log", xlabel="false-positive rate", ylabel="true-positive rate",
            title="Membership inference (indirect identifiers)")
     ax.legend(fontsize=8)
-    _save_png(plt, fig, out / "roc.png", written)
+    _save_png(fig, out / "roc.png", written)
 
     fig, ax = plt.subplots(figsize=(6, 4))
     markers = "osD^vP*Xh"
     for i, (m, r) in enumerate(results.items()):
         # a legend, not text beside the points: methods with close scores would print over each other
-        ax.scatter(r["utility"], r["privacy"], s=45, marker=markers[i % len(markers)], label=LABELS.get(m, m))
+        ax.scatter(r["utility"], r["privacy"], s=45, marker=markers[i % len(markers)], label=method_label(m))
     ax.margins(0.08)
     ax.legend(fontsize=8, loc="best")
     ax.set(xlabel="utility (masked-word accuracy, held-out persons)", ylabel="privacy (share of identifiers never predicted)",
            title="Privacy-utility trade-off")
     ax.grid(alpha=0.3)
-    _save_png(plt, fig, out / "privacy_utility.png", written)
+    _save_png(fig, out / "privacy_utility.png", written)
 
     fig, ax = plt.subplots(figsize=(5, 4))
     for m, r in results.items():
         curve = regurgitation_by_repetition(r["_regurgitation"])
         if curve:
             ax.step([c["repetitions"] for c in curve], [c["cumulative_predicted"] for c in curve], where="post",
-                    label=LABELS.get(m, m))
+                    label=method_label(m))
     ax.set(xscale="log", xlabel="repetitions of the identifier in the training text",
            ylabel="cumulative predictions of identifiers", title="Regurgitation")
     ax.legend(fontsize=8)
-    _save_png(plt, fig, out / "regurgitation.png", written)
+    _save_png(fig, out / "regurgitation.png", written)
     return written
 
 
 def write_outputs(results: dict[str, dict], stats: dict, config: dict, out: Path, model_label: str) -> None:
     rows = table_rows(results)
-    _atomic_write(out / "table.csv", _csv_text(rows, list(rows[0]) if rows else ["method"]))
+    _atomic_write(out / "table.csv", csv_text(rows, list(rows[0]) if rows else ["method"]))
     _atomic_write(out / "table.md", table_markdown(results, model_label, stats))
     full = {"config": config, "data": stats,
             "methods": {m: {k: v for k, v in r.items() if not k.startswith("_")} for m, r in results.items()}}
@@ -235,10 +213,13 @@ def run(args: argparse.Namespace) -> int:
 
     from veil.cli.common import list_value
 
-    methods = list_value(args.methods, DEFAULT_METHODS)
-    unknown = [m for m in methods if m not in ppmlm.METHODS]
+    from veil.registry import ppmlm_methods
+
+    methods = list_value(args.methods, ppmlm.DEFAULT_METHODS)
+    unknown = [m for m in methods if m not in ppmlm_methods]
     if not methods or unknown:
-        raise VeilError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(ppmlm.METHODS)}")
+        raise VeilError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; "
+                        f"known: {', '.join(ppmlm_methods.names())}")
     if not 0 < args.mask_share < 1:
         raise VeilError(f"--mask-share must lie strictly between 0 and 1, got {args.mask_share}")
     if args.epochs < 1 or args.batch_size < 1:
@@ -247,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     audit_cfg = ppmlm.AuditConfig(persons=args.persons, member_share=args.member_share,
                                   max_words_per_person=args.max_words_per_person, k=args.k, max_n=args.max_n,
-                                  direct_maskers=tuple(list_value(args.direct_masker, ("entity_tagger",))),
+                                  direct_maskers=tuple(list_value(args.direct_masker, ppmlm.AuditConfig.direct_maskers)),
                                   seed=args.seed)
     train_cfg = ppmlm.TrainConfig(epochs=args.epochs, batch_size=args.batch_size, max_length=args.max_length,
                                   lr=args.lr, mask_share=args.mask_share, seed=args.seed,
@@ -255,9 +236,9 @@ def run(args: argparse.Namespace) -> int:
                                   dp_delta=args.dp_delta, dp_max_grad_norm=args.dp_max_grad_norm,
                                   dp_grad_sample_mode=args.dp_grad_sample_mode)
     warmup = _warmup_config(args)
-    docs = read_corpus(args.corpus, args.format)
-    if not docs:
-        raise VeilError(f"{args.corpus}: no documents")
+    from veil.io.corpora import load_corpus
+
+    docs = load_corpus(args.corpus, args.format)
     _, tok = load_masked_lm(args.model, warmup=warmup)
     data = ppmlm.prepare(docs, tok, audit_cfg, train_cfg)
     log.info("data: %s", json.dumps(data.stats))
@@ -265,7 +246,9 @@ def run(args: argparse.Namespace) -> int:
               "audit": asdict(audit_cfg), "train": asdict(train_cfg)}
     if warmup is not None:
         config["warmup"] = asdict(warmup)
-    fp = _fingerprint(config, data.stats)
+    from veil.cache import stable_hash
+
+    fp = stable_hash([config, data.stats])
     results: dict[str, dict] = {}
     for m in methods:
         path = out / "methods" / f"{m}.json"
@@ -292,9 +275,9 @@ def run(args: argparse.Namespace) -> int:
             err.unlink()
         _atomic_write(path, json.dumps({"fingerprint": fp, "result": r}, default=str))
         _atomic_write(out / "methods" / f"{m}.scores.csv",
-                      _csv_text(r["_scores"], ["person", "member", "score", "indirect_identifiers"]))
+                      csv_text(r["_scores"], ["person", "member", "score", "indirect_identifiers"]))
         _atomic_write(out / "methods" / f"{m}.regurgitation.csv",
-                      _csv_text(r["_regurgitation"], ["identifier", "kind", "repetitions", "predicted",
+                      csv_text(r["_regurgitation"], ["identifier", "kind", "repetitions", "predicted",
                                                       "predicted_in_place"]))
         results[m] = r
         write_outputs(results, data.stats, config, out, _model_label(args.model, warmup))

@@ -44,43 +44,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace):
-    from pathlib import Path
-
-    from veil.errors import InputError
+    """The corpus to sample from (:mod:`veil.io.corpora`); Switchboard as one document per conversation."""
+    from veil.io.corpora import load_corpus
+    from veil.io.formats import Fields
     from veil.types import Document
 
-    if args.format in ("tab", "presidio", "conll"):
-        from veil.mask.gold import read_gold
-
-        docs = [g.doc for g in read_gold(args.corpus, args.format)]
-        for d in docs:
-            d.group = d.group or d.meta.get("dataset_type")
-        return docs
     if args.format == "switchboard":
-        from veil.cli.audit_identifiers import read_switchboard
-
         by_conv: dict[str, list[str]] = {}
-        for d in read_switchboard(args.corpus):
+        for d in load_corpus(args.corpus, "switchboard", person_required=True):
             by_conv.setdefault(d.group, []).append(d.text)
         return [Document(id=c, text="\n".join(t), group="switchboard") for c, t in by_conv.items()]
-    from veil.io.formats import read_text
-
-    path = Path(args.corpus)
-    lines = read_text(path, "corpus file").splitlines()
     if args.format == "text":
-        return [Document(id=str(n), text=t) for n, t in enumerate(lines, 1) if t.strip()]
-    docs = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            text = rec[args.text_field]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise InputError(str(path), n, f"expected a JSON object with field {args.text_field!r}") from None
-        group = rec.get(args.group_field) if args.group_field else None
-        docs.append(Document(id=str(rec.get("id", n)), text=str(text), group=None if group is None else str(group)))
-    return docs
+        return [d for d in load_corpus(args.corpus, "txt") if d.text.strip()]
+    if args.format == "jsonl":
+        return load_corpus(args.corpus, "jsonl", Fields(text=args.text_field, group=args.group_field))
+    return load_corpus(args.corpus, args.format, Fields(group="dataset_type"))  # a gold format
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import logging
 
 from veil.cli.common import count
 from veil.errors import VeilError
+from veil.fill.finetune import MLMTrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", type=int, default=None, help="optimiser steps per round (overrides --epochs)")
     p.add_argument("--batch-size", type=int, default=16, help="training sequences per step")
     p.add_argument("--lr", type=float, default=None, help="learning rate (default 5e-5 mlm, 2e-4 LoRA)")
-    p.add_argument("--mlm-probability", type=float, default=0.15, help="share of words/tokens masked (mlm)")
+    p.add_argument("--mlm-probability", type=float, default=MLMTrainConfig.mlm_probability,
+                   help="share of words/tokens masked (mlm; default %(default)s)")
     p.add_argument("--token-masking", action="store_true", help="mask single tokens instead of whole words (mlm)")
     p.add_argument("--max-length", type=int, default=None,
                    help="tokens per training sequence (default 128 for mlm; 256 for llm-instruct: prompt + answer)")
@@ -60,7 +62,7 @@ def _masked(path: str, limit: int | None) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.run.corpus import fill_documents
+    from veil.fill.fallback import fill_documents
     from veil.registry import create, fillers
 
     if args.rounds < 1 or args.batch_size < 1:
@@ -77,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
     options = dict(epochs=args.epochs, batch_size=args.batch_size, device=args.device)
     for name, value, default in (("max_steps", args.max_steps, None), ("lr", args.lr, None),
                                  ("max_length", args.max_length, None),
-                                 ("mlm_probability", args.mlm_probability, 0.15),
-                                 ("whole_word", not args.token_masking, True)):
+                                 ("mlm_probability", args.mlm_probability, MLMTrainConfig.mlm_probability),
+                                 ("whole_word", not args.token_masking, MLMTrainConfig.whole_word)):
         if value != default:
             options[name] = value
     docs, texts = [], None

@@ -12,6 +12,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from veil import registry
 
-    for reg in (registry.maskers, registry.fillers, registry.readers, registry.writers, registry.downstream_lms):
+    for reg in registry.ALL:
         print(f"{reg.kind}s: {', '.join(reg.names()) or '(none)'}")
     return 0

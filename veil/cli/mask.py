@@ -12,8 +12,6 @@ from veil.errors import VeilError
 
 log = logging.getLogger(__name__)
 
-# The paper's names for its three techniques (Table 2 columns); other maskers keep their own name.
-PAPER_NAMES = {"allow_list": "allowList", "vocab_threshold": "vocabThres", "entity_tagger": "entityTagger"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -103,7 +101,11 @@ def mask_file(args: argparse.Namespace, path: str, output: str | None, each: boo
 
 def print_stats_table(stats: dict[str, dict[str, Any]]) -> None:
     names = list(next(iter(stats.values()))["masked_shares"])
-    header = ["corpus", "docs", "words"] + [PAPER_NAMES.get(n, n) for n in names]
+    from veil.registry import maskers
+
+    # the paper's names for its techniques (Table 2 columns); other maskers keep their own name
+    header = ["corpus", "docs", "words"] + [(getattr(maskers.get(n), "paper_name", "") if n in maskers else "") or n
+                                            for n in names]
     rows = [[Path(c).name or c, f"{s['documents']:,}", f"{s['words']:,}"]
             + [f"{100 * s['masked_shares'][n]:.1f}%" for n in names] for c, s in stats.items()]
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]

@@ -25,138 +25,23 @@ import logging
 import math
 import re
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from veil.downstream.lm_settings import LMSettings
+from veil.downstream.tokenizer import BPEVocab, WordVocab, load_vocab, save_vocab
+from veil.downstream.trunk import TRUNK, layer_stack_name, trunk_for
 from veil.errors import VeilError
 from veil.textutil import count_words
-from veil.downstream.tokenizer import BPEVocab, WordVocab, load_vocab, save_vocab
 
 log = logging.getLogger(__name__)
 
 
-#: settings of the config-built LM only, and of a pre-trained ``model`` only: giving one to the other
-#: kind is an error (it would be ignored)
-BUILT_ONLY = ("arch", "n_layer", "n_embd", "n_head", "vocab_size", "tokenizer", "dropout", "pretrain_epochs",
-              "pretrain_lr")
-PRETRAINED_ONLY = ("adapt", "lora_r", "lora_alpha", "lora_dropout", "lora_targets", "lora_layers", "share_trunk")
 #: where a fine-tuned pre-trained ``model`` (or the unadapted one) is described in a saved LM folder
 PRETRAINED_META = "veil_lm.json"
 #: how a pre-trained lm.model's token stream is made (2: whitespace at a text's end not tokenised); in the keys
 #: of stages whose texts it changed (``ExperimentRunner._tokenization``)
 STREAM_VERSION = 2
-
-
-@dataclass
-class LMSettings:
-    """Every setting of the downstream LM; identical for all fine-tuning variants of one experiment."""
-
-    # a pre-trained causal LM: "smollm2" (packaged, offline) or a name/path for AutoModelForCausalLM;
-    # None: the config-built ``arch`` below, pre-trained on the experiment's ``pretrain`` corpus
-    model: str | None = None
-    adapt: str = "lora"  # how a pre-trained model is fine-tuned: "lora" (peft adapters) or "full"
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.05
-    lora_targets: str = "all-linear"  # peft target_modules: "all-linear" or comma-separated module names
-    # adapters on the top N transformer layers only (None: every layer). Back-propagation then stops at the
-    # lowest adapted layer: a LoRA step on SmolLM2-135M with the top 8 of 30 layers runs about 1.9x as many
-    # tokens/s on a CPU (docs/experiments.md)
-    lora_layers: int | None = None
-    # with lora_layers: evaluations share the layers below the adapters (the same weights in every adapted LM)
-    # through veil.downstream.lm.TRUNK, computed once per test batch; the same logits, about half the evaluation time
-    share_trunk: bool = True
-    # "bf16": training and evaluation under torch.autocast(bfloat16), fp32 weights; "auto": bf16 where the
-    # device computes it natively (a CPU with AVX-512 BF16 or AMX, a GPU that supports it), else fp32.
-    # Resolved when the settings are read, so keys and results name the precision that ran.
-    precision: str = "fp32"
-    arch: str = "gpt2"  # a name in veil.registry.downstream_lms: a factory (settings, vocab) -> causal LM
-    n_layer: int = 2
-    n_embd: int = 256
-    n_head: int = 4
-    context: int = 64
-    vocab_size: int = 8000
-    tokenizer: str = "bpe"  # byte-level BPE trained on the pre-training corpus; "word": words + <unk>
-    dropout: float = 0.1
-    seed: int = 0
-    seeds: int = 1  # fine-tuning runs per variant (seeds seed, seed+1, ...): mean and spread of perplexity
-    batch_size: int = 32
-    pretrain_epochs: float = 1.0
-    pretrain_lr: float = 2e-3
-    finetune_epochs: float = 2.0
-    # every fine-tuning run takes exactly this many optimiser steps: one training budget for every corpus
-    # variant (None: finetune_epochs over the variant's own blocks, so a variant whose text is more tokens
-    # long, such as Baseline 0's "[MASK]"s, also gets more steps)
-    finetune_steps: int | None = None
-    finetune_lr: float = 5e-4
-    weight_decay: float = 0.01
-    warmup_steps: int = 50
-    threads: int | None = None
-    device: str | None = None  # None: cuda when present, else cpu
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> "LMSettings":
-        d = dict(d or {})
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise VeilError(f"unknown LM setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        wrong = sorted(set(d) & set(BUILT_ONLY if d.get("model") else PRETRAINED_ONLY))
-        if wrong:
-            kind = "a pre-trained lm.model" if d.get("model") else "the config-built LM (no lm.model)"
-            raise VeilError(f"LM setting(s) {', '.join(wrong)} do not apply to {kind}")
-        if d.get("adapt") == "full" and any(k.startswith("lora_") for k in d):
-            raise VeilError("lm.lora_* settings need lm.adapt: lora")
-        from veil.options import check_dataclass_options
-
-        check_dataclass_options(cls, d, "lm")  # "finetune_epochs: abc" fails here, not after the pre-training
-        s = cls(**d)
-        if s.adapt not in ("lora", "full"):
-            raise VeilError(f"lm.adapt must be lora or full, not {s.adapt!r}")
-        if s.precision not in ("fp32", "bf16", "auto"):
-            raise VeilError(f"lm.precision must be fp32, bf16 or auto, not {s.precision!r}")
-        if s.precision != "fp32":
-            from veil.models.smollm2 import native_bf16
-
-            device = _device(s)
-            native = native_bf16(device)
-            if s.precision == "auto":
-                s.precision = "bf16" if native else "fp32"
-                log.info("lm.precision auto: %s on %s", s.precision, device)
-            elif not native:
-                log.warning("lm.precision bf16 on %s, which has no native bfloat16: it is emulated, several times "
-                            "slower than fp32 (precision: auto picks fp32 here)", device)
-        if s.lora_r < 1:
-            raise VeilError("lm.lora_r must be at least 1")
-        if s.lora_layers is not None and (not isinstance(s.lora_layers, int) or isinstance(s.lora_layers, bool)
-                                          or s.lora_layers < 1):
-            raise VeilError(f"lm.lora_layers must be a positive whole number (the top N layers), not {s.lora_layers!r}")
-        if s.n_embd % s.n_head:
-            raise VeilError(f"lm.n_embd ({s.n_embd}) must be a multiple of lm.n_head ({s.n_head})")
-        if s.finetune_steps is not None and (not isinstance(s.finetune_steps, int) or s.finetune_steps < 1):
-            raise VeilError(f"lm.finetune_steps must be a positive whole number, not {s.finetune_steps!r}")
-        if min(s.n_layer, s.n_embd, s.n_head, s.context, s.batch_size, s.seeds) < 1 or s.context < 2:
-            raise VeilError("lm sizes must be positive and context at least 2")
-        return s
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def adaptation_key(self) -> dict[str, Any]:
-        """Settings of a fine-tuning run beyond those the runner always keys (empty for the config-built
-        LM in fp32, whose cached stages predate these settings)."""
-        out: dict[str, Any] = {}
-        if self.model:
-            out["adapt"] = self.adapt
-            if self.adapt == "lora":
-                out["lora"] = [self.lora_r, self.lora_alpha, self.lora_dropout, self.lora_targets]
-                if self.lora_layers is not None:  # keys of runs on every layer stay what they were
-                    out["lora"].append(self.lora_layers)
-            out["context"] = self.context
-        if self.precision != "fp32":
-            out["precision"] = self.precision
-        return out
 
 
 class CausalLMTokens:
@@ -246,7 +131,7 @@ def _layer_stack(model: Any) -> tuple[str, int, list[str]]:
     its length, and the names of the linear layers inside it (what ``all-linear`` adapts there)."""
     import torch
 
-    name = _layer_stack_name(model)
+    name = layer_stack_name(model)
     stack = model.get_submodule(name)
     linear = sorted({n.rsplit(".", 1)[-1] for n, m in stack[0].named_modules()
                      if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Conv1D"})
@@ -260,11 +145,9 @@ def save_pretrained_reference(name: str, out: Path) -> None:
 
 
 def _device(s: LMSettings) -> str:
-    import torch
+    from veil.models.device import resolve_device
 
-    if s.device:
-        return s.device
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return resolve_device(s.device)
 
 
 def make_model(s: LMSettings, vocab: WordVocab | BPEVocab) -> Any:
@@ -385,7 +268,7 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
 
     import torch
 
-    from veil.training import optimise
+    from veil.training import adamw, optimise
 
     if s.threads:
         torch.set_num_threads(s.threads)
@@ -399,10 +282,9 @@ def train(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSe
     steps_per_epoch = math.ceil(len(bl) / s.batch_size)
     total = steps if steps is not None else max(1, int(round(steps_per_epoch * epochs)))
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=s.weight_decay)
-    warm = min(s.warmup_steps, max(1, total // 10))
-    sched = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then linear decay to 5%
-        opt, lambda st: (st + 1) / warm if st < warm else max(0.05, (total - st) / max(1, total - warm)))
+    # linear warm-up (from its first step), then linear decay to 5%
+    opt, sched = adamw(params, lr=lr, total=total, warmup=min(s.warmup_steps, max(1, total // 10)),
+                       weight_decay=s.weight_decay, floor=0.05, warmup_from_one=True)
     rng = random.Random(s.seed)
     torch.manual_seed(s.seed)
     t0 = time.time()
@@ -447,7 +329,7 @@ def stream_nll(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s:
     dev = _device(s)
     model.to(dev).eval()
     bl = blocks(stream_ids(vocab, texts), s.context)
-    trunk = _trunk(s, model, dev)
+    trunk = trunk_for(s, model, dev)
     with torch.no_grad():
         for i in tqdm(range(0, len(bl), s.batch_size), desc=desc, disable=not progress, leave=False):
             rows = bl[i:i + s.batch_size]
@@ -539,7 +421,7 @@ def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[s
         else:
             batches.append([j])
     out = [0.0] * len(texts)
-    trunk = _trunk(s, model, dev)
+    trunk = trunk_for(s, model, dev)
     with torch.no_grad():
         for idx in batches:
             x, valid, attn = _batch([rows[j] for j in idx], vocab.pad_id, dev)
@@ -548,178 +430,3 @@ def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[s
             for j, v in zip(idx, nll):
                 out[owner[j]] -= v
     return out
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The frozen trunk: with ``lm.lora_layers: N`` every adapted LM shares the pre-trained model's embeddings and its
-# bottom layers, weight for weight. Evaluating eleven LMs on one test set (perplexity, the ASR hypotheses) then
-# computes those layers' output eleven times over the same token batches; :data:`TRUNK` keeps it after the first
-# and runs only the top N layers and the output layer for the others (about 40% of a SmolLM2-135M forward with
-# N = 8). A model takes a stored state only when a hash of its own embeddings and bottom layers (and config)
-# equals the one that produced it, so the logits are those of the full forward (checked once per architecture:
-# a model whose forward does not take ``inputs_embeds`` straight into its layers turns the trunk off).
-# ---------------------------------------------------------------------------------------------------------------
-
-
-class FrozenTrunk:
-    """Hidden states entering layer ``k`` of a pre-trained LM, per token batch, shared by every model whose
-    embeddings and layers below ``k`` are identical (see the comment above :class:`FrozenTrunk`)."""
-
-    def __init__(self, max_bytes: int = 2 << 30) -> None:
-        self.max_bytes = max_bytes
-        self.states: dict[tuple[Any, ...], Any] = {}
-        self.bytes = 0
-        self.verified: set[str] = set()
-        self.refused: set[str] = set()
-        self.hits = self.misses = 0
-
-    def clear(self) -> None:
-        self.states.clear()
-        self.bytes = 0
-        self.hits = self.misses = 0
-
-    @staticmethod
-    def _stack(model: Any) -> tuple[Any, str, Any]:
-        """(parent module, attribute, the transformer layer list) of a causal LM."""
-        name = _layer_stack_name(model)
-        parent_name, _, attr = name.rpartition(".")
-        return (model.get_submodule(parent_name) if parent_name else model), attr, model.get_submodule(name)
-
-    def fingerprint(self, model: Any, k: int) -> str | None:
-        """A hash of what the hidden state entering layer ``k`` depends on, and then some: the model's class,
-        config (less its name and path) and every parameter but those of layers ``k`` and above (the
-        embeddings, the bottom layers, and the final norm and output layer, which cost little to include).
-        None where the model has no layer ``k``."""
-        import torch
-
-        # memoised on the model while no parameter has changed in place (an optimiser step, a merge)
-        version = sum(p._version for p in model.parameters())
-        memo = getattr(model, "_veil_trunk_fingerprints", {})
-        if memo.get(k, (None, -1))[1] == version:
-            return memo[k][0]
-        try:
-            _, _, stack = self._stack(model)
-        except VeilError:
-            return None
-        if not 0 < k < len(stack):
-            return None
-        h = _weights_hash()
-        cfg = {a: b for a, b in model.config.to_dict().items()
-               if not a.startswith("_") and a not in ("transformers_version", "dtype", "torch_dtype", "architectures")}
-        h.update(type(model).__name__.encode())
-        h.update(json.dumps(cfg, sort_keys=True, default=str).encode())
-        h.update(str(k).encode())
-        top = {id(p) for layer in list(stack)[k:] for p in layer.parameters()}
-        seen: set[int] = set()
-        for name, p in model.named_parameters(remove_duplicate=False):
-            if id(p) in top or id(p) in seen:
-                continue
-            seen.add(id(p))
-            t = p.detach()
-            h.update(f"{name}:{tuple(t.shape)}:{t.dtype}".encode())
-            h.update(t.contiguous().cpu().view(-1).view(torch.uint8).numpy())
-        memo[k] = (h.hexdigest(), version)
-        model._veil_trunk_fingerprints = memo
-        return memo[k][0]
-
-    def logits(self, model: Any, x: Any, attn: Any, k: int, tag: str) -> Any:
-        """``model(input_ids=x, attention_mask=attn).logits``, computing only layers ``k`` and above when the
-        state entering layer ``k`` of this batch is stored."""
-        import contextlib
-        import hashlib
-
-        fp = self.fingerprint(model, k)
-        arch = type(model).__name__
-        if fp is None or arch in self.refused:
-            return model(input_ids=x, attention_mask=attn).logits
-        batch = hashlib.blake2b(x.cpu().numpy().tobytes() + attn.cpu().numpy().tobytes(), digest_size=16).hexdigest()
-        key = (fp, tag, tuple(x.shape), batch)
-        parent, attr, stack = self._stack(model)
-
-        @contextlib.contextmanager
-        def top_only() -> Iterator[None]:
-            import torch
-
-            setattr(parent, attr, torch.nn.ModuleList(list(stack)[k:]))
-            try:
-                yield
-            finally:
-                setattr(parent, attr, stack)
-
-        h = self.states.get(key)
-        if h is not None:
-            self.hits += 1
-            with top_only():
-                return model(inputs_embeds=h.to(x.device), attention_mask=attn).logits
-        self.misses += 1
-        seen: dict[str, Any] = {}
-
-        def grab(_module: Any, args: Any, kwargs: Any) -> None:
-            seen["h"] = args[0] if args else kwargs["hidden_states"]
-
-        hook = stack[k].register_forward_pre_hook(grab, with_kwargs=True)
-        try:
-            logits = model(input_ids=x, attention_mask=attn).logits
-        finally:
-            hook.remove()
-        h = seen["h"].detach()
-        if arch not in self.verified:  # once per architecture: the top layers alone give the same logits
-            with top_only():
-                again = model(inputs_embeds=h, attention_mask=attn).logits
-            valid = attn.bool()
-            if not bool((again[valid] - logits[valid]).abs().max() <= 1e-4 * (1 + logits[valid].abs().max())):
-                log.warning("%s: its layers above %d alone do not reproduce its logits; every evaluation runs the "
-                            "whole model", arch, k)
-                self.refused.add(arch)
-                return logits
-            self.verified.add(arch)
-        size = h.numel() * h.element_size()
-        if self.bytes + size <= self.max_bytes:
-            self.states[key] = h.cpu()
-            self.bytes += size
-        return logits
-
-
-def _layer_stack_name(model: Any) -> str:
-    """The module name of a causal LM's longest list of identical transformer layers."""
-    import torch
-
-    stacks = [(name, m) for name, m in model.named_modules()
-              if isinstance(m, torch.nn.ModuleList) and len(m) and all(type(x) is type(m[0]) for x in m)]
-    if not stacks:
-        raise VeilError("lm.lora_layers: the model has no list of transformer layers")
-    return max(stacks, key=lambda x: len(x[1]))[0]
-
-
-def _weights_hash() -> Any:
-    """A 128-bit hash fast enough for 100M parameters: xxh3 (xxhash, 10 GB/s here), else SHA-256 (1.4 GB/s)."""
-    try:
-        import xxhash
-
-        return xxhash.xxh3_128()
-    except ImportError:
-        import hashlib
-
-        return hashlib.sha256()
-
-
-#: the process's shared trunk states (evaluation only; training never reads it)
-TRUNK = FrozenTrunk()
-
-
-def _trunk(s: "LMSettings", model: Any, dev: str) -> tuple[int, str] | None:
-    k = trunk_layer(s, model)
-    return None if k is None else (k, f"{s.precision}:{dev}")
-
-
-def trunk_layer(s: "LMSettings", model: Any) -> int | None:
-    """The layer below which every LM of these settings shares the pre-trained model (``lm.lora_layers``
-    adapters on a ``lm.model``), None where nothing is shared."""
-    if not s.model or s.adapt != "lora" or s.lora_layers is None or not s.share_trunk:
-        return None
-    try:
-        _, _, stack = FrozenTrunk._stack(model)
-    except VeilError:
-        return None
-    k = len(stack) - s.lora_layers
-    return k if k > 0 else None

@@ -21,6 +21,8 @@ from typing import Any, Sequence
 
 from veil.errors import VeilError
 from veil.cache import StageCache, stable_hash, texts_hash
+from veil.experiment.grid import Grid, TrainedLM, read_texts
+from veil.experiment.rankings import RankingStore, ranking_request, share_rankings
 from veil.experiment.spec import CorpusSpec, ExperimentSpec, Variant, load_spec
 from veil.textutil import count_words
 
@@ -28,126 +30,16 @@ log = logging.getLogger(__name__)
 
 
 def load_corpus(c: CorpusSpec) -> list[Any]:
+    """The documents an experiment's ``train:`` / ``test:`` / ``pretrain:`` entry selects from its corpus."""
+    from veil.io.corpora import select_documents
     from veil.io.formats import Fields, read_documents
 
     fields = Fields(**c.fields) if c.fields else None
-    docs = []
-    seen = 0
-    if str(c.path).endswith(".txt.gz"):  # a gzipped one-sentence-a-line file (the bundled generic corpus)
-        import gzip
-
-        from veil.types import Document
-
-        with gzip.open(c.path, "rt", encoding="utf-8") as f:
-            source = (Document(id=str(i), text=line.rstrip("\n")) for i, line in enumerate(f, 1))
-            docs = _take(source, c)
-    else:
-        docs = _take(read_documents(c.path, c.format, fields), c)
+    docs = select_documents(read_documents(c.path, c.format, fields), min_words=c.min_words,
+                            exclude_containing=c.exclude_containing, skip=c.skip, limit=c.limit)
     if not docs:
         raise VeilError(f"{c.path}: no documents with at least {c.min_words} word(s)")
     return docs
-
-
-def _take(source: Any, c: CorpusSpec) -> list[Any]:
-    docs = []
-    seen = 0
-    for d in source:
-        if count_words(d.text) < c.min_words or any(x in d.text for x in c.exclude_containing):
-            continue
-        seen += 1
-        if seen <= c.skip:
-            continue
-        docs.append(d)
-        if c.limit is not None and len(docs) >= c.limit:
-            break
-    return docs
-
-
-def read_texts(path: Path) -> list[str]:
-    """The ``text`` of every record of a stage's JSONL output (``masked.jsonl``, ``filled.jsonl``), in order."""
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line)["text"] for line in f]
-
-
-def lm_text_of_masked(text: str) -> str:
-    """Baseline text: every marker (``[MASK]``, ``[PERSON_NAME_1]``, ...) becomes the LM's ``[MASK]`` token."""
-    from veil.markers import MARKER_RE, unescape
-
-    return unescape(MARKER_RE.sub("[MASK]", text)) if "[" in text else text
-
-
-def ranking_key(text: str, start: int, end: int, exclude_digest: str = "") -> tuple[str, int, int, str]:
-    """The key of one ranking in a :func:`share_rankings` memo (``exclude_digest`` names the
-    exclude list the ranking was made under: empty for none)."""
-    return (text, start, end, exclude_digest)
-
-
-def ranking_record(key: tuple[str, int, int, str], value: tuple[int, list[tuple[str, float]]]) -> list[Any]:
-    """One memo entry as a line of a ``rankings/*.jsonl.gz`` file (the inverse of :func:`ranking_entry`)."""
-    text, start, end, exclude_digest = key
-    ask, ranking = value
-    return [text, start, end, ask, ranking, exclude_digest]
-
-
-def ranking_entry(record: list[Any]) -> tuple[tuple[str, int, int, str], tuple[int, list[tuple[str, float]]]]:
-    """A memo entry from a stored line (files written before exclude lists had no last field)."""
-    text, start, end, ask, ranking, *excl = record
-    return ranking_key(text, start, end, excl[0] if excl else ""), (ask, [(w, sc) for w, sc in ranking])
-
-
-def share_rankings(filler: Any, memo: dict[Any, Any], request: int = 0) -> None:
-    """Let methods that differ only in strategy share the model's rankings (exact, not approximate).
-
-    A ranking depends only on the text and the marker position (and the model and its options,
-    which are part of the memo's key in the caller), never on the strategy: Top-1 and Top-K
-    therefore rank the first marker of every document identically, and Top-K reuses those rankings
-    instead of recomputing them. A stored ranking serves any request for at most as many candidates;
-    ``request`` asks the model for at least that many candidates (the largest K of the methods that
-    share the memo: a back-end ranks all its proposals anyway, so a longer list costs nothing).
-    """
-    propose = getattr(filler, "propose_batch", None)
-    if propose is None:
-        return
-
-    digests: dict[int, tuple[Any, str]] = {}  # id(word list) -> (the list, its digest)
-
-    def digest(words: Any) -> str:
-        """A stable name of an exclude list (it is part of a ranking's key, also on disk)."""
-        if not words:
-            return ""
-        hit = digests.get(id(words))
-        if hit is None or hit[0] is not words:
-            hit = digests[id(words)] = (words, stable_hash(sorted(words)))
-        return hit[1]
-
-    def propose_batch(texts: Any, targets: Any, k: int, exclude: Any = None) -> list[list[tuple[str, float]]]:
-        excl = list(exclude) if exclude is not None else [None] * len(texts)
-        keys = [ranking_key(t, s, e, digest(x)) for t, (s, e), x in zip(texts, targets, excl)]
-        out: list[Any] = [None] * len(keys)
-        miss = []
-        for i, key in enumerate(keys):
-            hit = memo.get(key)
-            if hit is not None and (hit[0] >= k or len(hit[1]) < hit[0]):
-                out[i] = hit[1][:k]
-            else:
-                miss.append(i)
-        if miss:
-            ask = max(k, request)
-            extra = {"exclude": [excl[i] for i in miss]} if exclude is not None else {}
-            got = propose([texts[i] for i in miss], [targets[i] for i in miss], ask, **extra)
-            for i, ranking in zip(miss, got):
-                memo[keys[i]] = (ask, list(ranking))
-                out[i] = list(ranking)[:k]
-        return out
-
-    filler.propose_batch = propose_batch
-
-
-def ranking_request(filler: Any, k_max: int) -> int:
-    """The most candidates the fill loop asks for: Top-K's K (or an entity's list) plus its margin."""
-    from veil.fill.base import CANDIDATE_MARGIN
-
-    return max(k_max, getattr(filler, "entity_candidates", 0)) + CANDIDATE_MARGIN
 
 
 class ExperimentRunner:
@@ -165,11 +57,9 @@ class ExperimentRunner:
         self.lm = LMSettings.from_dict({"seed": spec.seed, **spec.lm})
         self.variants = [v for v in spec.variants if not only_methods or v.name in only_methods]
         self.techniques = {t: o for t, o in spec.techniques.items() if not only_techniques or t in only_techniques}
-        self._rank_memos: dict[str, dict[Any, Any]] = {}
-        self._rank_saved: dict[str, int] = {}  # memo key -> entries on disk
+        self.rankings = RankingStore(self.cache.root / "rankings")
         self._masked_files: dict[str, Path] = {}  # technique -> masked corpus (the report's examples)
         self._filled_files: dict[tuple[str, str], Path] = {}  # (technique, method) -> filled corpus
-        self._trained: tuple[str, Any, Any] | None = None  # (lm_finetune key, model, vocab) of the last LM trained
         self._asr_ev: Any = None  # the run's ASREvaluation when the experiment has an asr: section
 
     # ------------------------------------------------------------------ stages
@@ -292,7 +182,7 @@ class ExperimentRunner:
             filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
             memo_key = json.dumps([v.filler, model, v.options, mask_key] + ([version] if version != 1 else []),
                                   sort_keys=True, default=str)
-            memo = self._rank_memo(memo_key)
+            memo = self.rankings.memo(memo_key)
             share_rankings(filler, memo,
                            request=ranking_request(filler, max(o.k for o in self.spec.variants if o.data == "filled")))
             work_dir = self.cache.path("fill", key + ".work")  # survives an interruption: fill_corpus resumes
@@ -307,7 +197,7 @@ class ExperimentRunner:
                                     settings={"key": key}, progress=self.progress, executor=self.executor,
                                     allow_unmasked=True)
             finally:  # also after an interruption: the rankings computed so far are not lost
-                self._save_rank_memo(memo_key, memo)
+                self.rankings.save(memo_key)
             for f in work_dir.iterdir():
                 if f.is_file() and not f.name.endswith((".partial", ".progress.json")):
                     os.replace(f, tmp / f.name)
@@ -322,43 +212,8 @@ class ExperimentRunner:
         meta = {**meta, "filler_ft_s": ft_s}
         return d, meta
 
-    # Rankings are kept on disk beside the stage cache (``rankings/HASH.jsonl.gz``), one file per
-    # (filler, model, options, masked corpus): a method added later, or a run resumed in another
-    # process, reuses them exactly instead of asking the model again.
-    def _rank_memo_path(self, memo_key: str) -> Path:
-        return self.cache.root / "rankings" / f"{stable_hash(memo_key)}.jsonl.gz"
-
-    def _rank_memo(self, memo_key: str) -> dict[Any, Any]:
-        memo = self._rank_memos.get(memo_key)
-        if memo is None:
-            memo = self._rank_memos[memo_key] = {}
-            path = self._rank_memo_path(memo_key)
-            if path.is_file():
-                import gzip
-
-                with gzip.open(path, "rt", encoding="utf-8") as f:
-                    for line in f:
-                        key, value = ranking_entry(json.loads(line))
-                        memo[key] = value
-                log.info("reusing %d stored rankings (%s)", len(memo), path.name)
-            self._rank_saved[memo_key] = len(memo)
-        return memo
-
-    def _save_rank_memo(self, memo_key: str, memo: dict[Any, Any]) -> None:
-        if len(memo) == self._rank_saved.get(memo_key):
-            return
-        import gzip
-
-        path = self._rank_memo_path(memo_key)
-        from veil.io.atomic import atomic_write
-
-        with atomic_write(path, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8") as f:
-            for key, value in memo.items():
-                f.write(json.dumps(ranking_record(key, value), ensure_ascii=False) + "\n")
-        self._rank_saved[memo_key] = len(memo)
-
     def lm_finetune(self, pre_dir: Path, pre_key: str, texts: list[str], mask_loss_weight: float,
-                    label: str, seed: int | None = None) -> tuple[Path, dict[str, Any]]:
+                    label: str, seed: int | None = None) -> TrainedLM:
         import dataclasses
 
         from veil.downstream import lm
@@ -382,32 +237,25 @@ class ExperimentRunner:
                             mask_loss_weight=mask_loss_weight, desc=f"fine-tune {label}", progress=self.progress,
                             steps=s.finetune_steps)
             lm.save(model, vocab, tmp, info)
-            self._trained = (key, model, vocab)  # evaluate() takes it instead of loading what was just saved
+            held[:] = [model, vocab]  # evaluate() takes it instead of loading what was just saved
             return info
 
-        return self.cache.run("lm_finetune", key, settings, work)
+        held: list[Any] = []
+        d, meta = self.cache.run("lm_finetune", key, settings, work)
+        return TrainedLM(d, meta, *held)
 
-    def _take_trained(self, key: str) -> tuple[Any, Any] | None:
-        """The LM the ``lm_finetune`` stage ``key`` has just trained in this process, as :func:`veil.downstream.lm.load`
-        would give it back from its folder (adapters merged into the weights), or None."""
-        trained, self._trained = self._trained, None
-        if trained is None or trained[0] != key:
-            return None
-        model = trained[1]
-        return (model.merge_and_unload() if hasattr(model, "merge_and_unload") else model), trained[2]
-
-    def evaluate(self, ft_dir: Path, ft_key: str, test: list[str], test_key: str, label: str,
+    def evaluate(self, trained: TrainedLM, test: list[str], test_key: str, label: str,
                  asr: tuple[str, bool] | None = None) -> dict[str, Any]:
         """The LM's perplexity on ``test``. ``asr=(lm_dir, oracle)``: when the experiment has an ``asr:`` section and
         the model is in memory for the perplexity, it also scores the n-best lists, so the WER stage does not load
         it again (see :meth:`veil.downstream.asr.stage.ASREvaluation.prime`; nothing when the perplexity came from the cache)."""
         from veil.downstream import lm
 
-        settings = {"lm": ft_key, "test": test_key, "context": self.lm.context, **self._tokenization(test),
+        settings = {"lm": trained.key, "test": test_key, "context": self.lm.context, **self._tokenization(test),
                     **({"precision": self.lm.precision} if self.lm.precision != "fp32" else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
-            model, vocab = self._take_trained(ft_key) or lm.load(ft_dir)
+            model, vocab = trained.take()
             r = lm.perplexity(model, vocab, test, self.lm, progress=self.progress, desc=f"perplexity {label}")
             log.info("perplexity %s: %.2f", label, r["perplexity"])
             held.append((model, vocab))
@@ -437,6 +285,8 @@ class ExperimentRunner:
 
     # ------------------------------------------------------------------ the grid
     def run(self) -> list[dict[str, Any]]:
+        """Every row of the grid: the baselines on the original text, then each technique's masked and filled
+        variants; ``results.*`` are written after every row (an interrupted run shows what it has)."""
         spec = self.spec
         self.out.mkdir(parents=True, exist_ok=True)
         if spec.pretrain is None and not self.lm.model:
@@ -446,91 +296,32 @@ class ExperimentRunner:
                             "(on the command line: --set pretrain=null)")
         train_docs, train_h = self.corpus("train", spec.train)
         test_docs, test_h = self.corpus("test", spec.test)
-        test = [d.text for d in test_docs]
         pre_docs, pre_h = self.corpus("pretrain", spec.pretrain) if spec.pretrain else ([], "")
         pre_dir, pre_meta = self.pretrain([d.text for d in pre_docs], pre_h)
-        pre_key, pre_s = pre_meta["key"], pre_meta["seconds"]
-        train_words = sum(count_words(d.text) for d in train_docs)
-        test_words = sum(count_words(t) for t in test)
-        base = {"train_docs": len(train_docs), "train_words": train_words, "test_words": test_words,
-                "pretrain_s": pre_s}
-        rows: list[dict[str, Any]] = []
-
-        task = self._task(train_docs, test_docs)
+        grid = Grid(self, train_docs, [d.text for d in test_docs], test_h, TrainedLM(pre_dir, pre_meta),
+                     self._task(train_docs, test_docs))
         if spec.asr is not None:
             from veil.downstream.asr.stage import ASREvaluation
 
             self._asr_ev = ASREvaluation(spec.asr, self.cache, spec.source.resolve().parent, spec.seed, self.lm,
                                          self.progress)
-
-        def lm_row(tech: str, v: Variant, texts: list[str], mask_weight: float, extra: dict[str, Any],
-                   records: Path | None = None) -> None:
-            before = len(self.cache.computed)
-            label = f"{tech or 'oracle'}/{v.name}"
-            ppls, ft_s, ev_s, lm_dir = [], 0.0, 0.0, ""
-            for i in range(self.lm.seeds):  # the first run's key is the single-seed key: seeds only add runs
-                seed = self.lm.seed + i
-                tag = label if i == 0 else f"{label} (seed {seed})"
-                ft_dir, ft_meta = self.lm_finetune(pre_dir, pre_key, texts, mask_weight, tag, seed=seed)
-                # the first seed's model is the WER's: it scores the n-best lists while it is in memory
-                ev = self.evaluate(ft_dir, ft_meta["key"], test, test_h, tag,
-                                   asr=(f"lm_finetune/{ft_meta['key']}", v.data == "original") if i == 0 else None)
-                lm_dir = lm_dir or f"lm_finetune/{ft_meta['key']}"  # the first seed's model (veil experiment gap)
-                ppls.append(ev["info"]["perplexity"])
-                ft_s, ev_s = ft_s + ft_meta["seconds"], ev_s + ev["seconds"]
-            row = {**base, "technique": tech, "method": v.name, "perplexity": sum(ppls) / len(ppls),
-                   "perplexity_seeds": ppls, "lm_finetune_s": ft_s, "evaluate_s": ev_s, "lm_dir": lm_dir, **extra}
-            if task is not None:  # the task classifier on the same training text
-                row.update(task.columns(label, v, texts, records))
-            row["computed"] = len(self.cache.computed) - before + extra.get("computed", 0)
-            rows.append(row)
-            self._write(rows)
-
         for v in self.variants:
             if v.data == "original":
-                lm_row("", v, [d.text for d in train_docs], v.mask_loss_weight, {"masked_share": 0.0})
-            elif v.data == "none":  # the pre-trained LM, not adapted: no fine-tuning stage
-                before = len(self.cache.computed)
-                ev = self.evaluate(pre_dir, pre_key, test, test_h, v.name, asr=(f"pretrain/{pre_key}", False))
-                rows.append({**base, "technique": "", "method": v.name, "perplexity": ev["info"]["perplexity"],
-                             "perplexity_seeds": [ev["info"]["perplexity"]], "lm_finetune_s": 0.0,
-                             "evaluate_s": ev["seconds"], "masked_share": 0.0, "lm_dir": f"pretrain/{pre_key}",
-                             "computed": len(self.cache.computed) - before})
-                self._write(rows)
+                grid.lm_row("", v, [d.text for d in train_docs], {"masked_share": 0.0})
+            elif v.data == "none":
+                grid.pretrained_row(v)
         for tech, opts in self.techniques.items():
-            before = len(self.cache.computed)
-            mdir, mmeta = self.mask(tech, opts, train_docs, train_h)
-            mask_info = {"masked_share": mmeta["info"]["masked_share"], "mask_s": mmeta["seconds"]}
-            mask_computed = len(self.cache.computed) - before
-            self._masked_files[tech] = mdir / "masked.jsonl"
-            masked_texts = None
-            for v in self.variants:
-                if v.data in ("original", "none"):
-                    continue
-                if v.data == "masked":
-                    if masked_texts is None:
-                        masked_texts = [lm_text_of_masked(t) for t in read_texts(mdir / "masked.jsonl")]
-                    lm_row(tech, v, masked_texts, v.mask_loss_weight, {**mask_info, "computed": mask_computed},
-                           mdir / "masked.jsonl")
-                else:
-                    b = len(self.cache.computed)
-                    fdir, fmeta = self.fill(v, tech, mdir, mmeta["key"])
-                    self._filled_files[(tech, v.name)] = fdir / "filled.jsonl"
-                    texts = read_texts(fdir / "filled.jsonl")
-                    lm_row(tech, v, texts, v.mask_loss_weight,
-                           {**mask_info, "fill_s": fmeta["seconds"], "filler_ft_s": fmeta.get("filler_ft_s", 0.0),
-                            "computed": mask_computed + len(self.cache.computed) - b}, fdir / "filled.jsonl")
-                mask_computed = 0
+            grid.technique_rows(tech, opts, train_h)
         if spec.asr is not None:  # the paper's WER table: every row's LM fused into the recogniser
-            rows.append(self._asr(rows, test, pre_dir, pre_key, [d.text for d in train_docs]))
-            self._write(rows)
+            grid.rows.append(self._asr(grid.rows, grid.test, pre_dir, pre_meta["key"], [d.text for d in train_docs]))
+            self._write(grid.rows)
         examples = None
         if spec.report_examples:
             from veil.report.examples import collect_examples
 
             examples = collect_examples(train_docs, self._masked_files, self._filled_files, spec.report_examples)
-        self._write(rows, final=True, examples=examples)
-        return rows
+        self._write(grid.rows, final=True, examples=examples)
+        return grid.rows
 
     def _asr(self, rows: list[dict[str, Any]], test: list[str], pre_dir: Path, pre_key: str,
              train_texts: list[str]) -> dict[str, Any]:
@@ -538,7 +329,7 @@ class ExperimentRunner:
         oracle_weight = next((v.mask_loss_weight for v in self.spec.variants if v.data == "original"), 1.0)
 
         def oracle_lm() -> str:  # lambda and beta are tuned with the Oracle LM even when --method leaves it out
-            return "lm_finetune/" + self.lm_finetune(pre_dir, pre_key, train_texts, oracle_weight, "oracle")[1]["key"]
+            return "lm_finetune/" + self.lm_finetune(pre_dir, pre_key, train_texts, oracle_weight, "oracle").key
 
         return self._asr_ev.add_wer(rows, test, self.cache.root, oracle_lm)
 

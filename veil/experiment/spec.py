@@ -16,15 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from veil.config import check_keys, field_names, from_mapping
 from veil.errors import VeilError
-
-ROOT = Path(__file__).resolve().parent.parent.parent  # the project root (experiments/ lives here)
+from veil.io.paths import resolve_path
 
 BASELINES: dict[str, dict[str, Any]] = {
-    "oracle": {"data": "original"},
-    "baseline0": {"data": "masked"},
-    "baseline1": {"data": "masked", "mask_loss_weight": 0.0},
-    "pretrained": {"data": "none"},
+    "oracle": {"data": "original", "description": "the original training text, personal data included: the best "
+                                                  "any anonymisation can hope for"},
+    "baseline0": {"data": "masked", "description": "the masked text, every placeholder kept as the token [MASK]: "
+                                                   "the worst case a fill must beat"},
+    "baseline1": {"data": "masked", "mask_loss_weight": 0.0,
+                  "description": "the masked text, with no loss on the [MASK] tokens: the model learns only from "
+                                 "the words kept"},
+    "pretrained": {"data": "none", "description": "nothing: the pre-trained language model, not adapted (the "
+                                                  "paper's Pre-Trained-LM; every adaptation should beat it)"},
 }
 DATA_KINDS = ("original", "masked", "filled", "none")
 
@@ -56,6 +61,7 @@ class Variant:
     model: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     finetune: dict[str, Any] | None = None
+    description: str | None = None  # the report's legend (None: made from the settings)
 
     def fill_settings(self) -> dict[str, Any]:
         return {"filler": self.filler, "strategy": self.strategy, "k": self.k, "model": self.model,
@@ -88,25 +94,12 @@ class ExperimentSpec:
         return [v.name for v in self.variants]
 
 
-def resolve_path(p: str | Path, base: Path) -> Path:
-    """Absolute; else relative to the working folder, the experiment file's folder, or the project root."""
-    p = Path(p).expanduser()
-    if p.is_absolute():
-        return p
-    for root in (Path.cwd(), base, ROOT):
-        if (root / p).exists():
-            return (root / p).resolve()
-    return (base / p).resolve()
-
-
 def _corpus(d: Any, what: str, base: Path) -> CorpusSpec:
     if isinstance(d, str):
         d = {"path": d}
     if not isinstance(d, dict) or "path" not in d:
         raise VeilError(f"{what}: needs a path (and optionally format, fields, limit, skip)")
-    unknown = set(d) - {"path", "format", "fields", "limit", "skip", "min_words", "exclude_containing"}
-    if unknown:
-        raise VeilError(f"{what}: unknown key(s) {', '.join(sorted(unknown))}")
+    check_keys(d, field_names(CorpusSpec), what, list_known=False)
     path = resolve_path(d["path"], base)
     if not path.exists():
         raise VeilError(f"{what}: {path} does not exist")
@@ -133,13 +126,11 @@ def _variant(d: Any, i: int) -> Variant:
     d = dict(d)
     if d["name"] in BASELINES and "data" not in d:
         d = {**BASELINES[d["name"]], **d}
+    if d["name"] in BASELINES:  # a baseline written out in full still describes itself in the report
+        d.setdefault("description", BASELINES[d["name"]]["description"])
     if "filler" in d and "data" not in d:
         d["data"] = "filled"
-    known = set(Variant.__dataclass_fields__)
-    unknown = set(d) - known
-    if unknown:
-        raise VeilError(f"variant {d['name']!r}: unknown key(s) {', '.join(sorted(unknown))}")
-    v = Variant(**d)
+    v = from_mapping(Variant, d, f"variant {d['name']!r}", list_known=False)
     if v.data not in DATA_KINDS:
         raise VeilError(f"variant {v.name!r}: data must be one of {', '.join(DATA_KINDS)}")
     if v.data == "filled":
@@ -200,11 +191,8 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
     from veil.registry import maskers
 
     base = path.resolve().parent
-    known = {"name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
-             "cache", "report", "keep", "asr", "task"}
-    unknown = set(raw) - known
-    if unknown:
-        raise VeilError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+    check_keys(raw, ("name", "train", "test", "pretrain", "techniques", "baselines", "methods", "lm", "style", "seed",
+                     "cache", "report", "keep", "asr", "task"), str(path))
     for key in ("train", "test", "techniques"):
         if key not in raw:
             raise VeilError(f"{path}: missing {key!r}")
@@ -231,9 +219,7 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
         raise VeilError(f"{path}: method name(s) used twice: {', '.join(dup)}")
     report = raw.get("report") or {}
     extra = [resolve_path(p, base) for p in (report.get("extra") or [])]
-    unknown_report = set(report) - {"extra", "examples"}
-    if unknown_report:
-        raise VeilError(f"{path}: unknown report key(s) {', '.join(sorted(unknown_report))}; known: examples, extra")
+    check_keys(report, ("examples", "extra"), str(path), "report key")
     examples = report.get("examples", 0)
     if not isinstance(examples, int) or isinstance(examples, bool) or examples < 0:
         raise VeilError(f"{path}: report.examples must be a number of documents (0 or more)")

@@ -18,7 +18,8 @@ import re
 
 from veil.errors import VeilError
 from veil.fill import typed
-from veil.fill.base import CandidateFiller, _DocState
+from veil.fill.loop import CandidateFiller
+from veil.fill.state import DocState
 from veil.markers import MARKER_RE
 
 
@@ -26,11 +27,14 @@ class FakerFiller(CandidateFiller):
     """``FakerFiller(seed=0)``: typed placeholders by generators, plain markers by a context-free word."""
 
     name = "faker"
+    description = "generated values of each placeholder's type"  # the report's legend
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, types: str = "on", match_case: bool = True, **options) -> None:
         if model is not None:
             raise VeilError("the faker filler uses no model; drop --model, or choose a model filler (llm, mlm)")
+        if options.get("entities", "draw") != "draw":
+            raise VeilError("the faker filler draws entities (it has no model to propose them)")
         # types="on": the labels the mask stage recorded for [MASK] markers are used too;
         # match_case: a lower-cased transcript ("hi this is [PERSON_NAME_1]") gets lower-case names
         super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, types=types,
@@ -42,11 +46,13 @@ class FakerFiller(CandidateFiller):
             st.lowercase = False  # "[PERSON_NAME_1], my name is ...": the capital was masked, not absent
         return st
 
-    def _resolve_without_model(self, st: _DocState) -> bool:
-        slot = st.slots[0]
-        if slot.key in st.assigned:
-            self._apply(st, slot, st.assigned[slot.key])
-        elif self._kind(st, slot) != "word" and typed.has_fallback(slot.label):
+    def _resolve_without_model(self, st: DocState) -> bool:
+        if super()._resolve_without_model(st):
+            return True
+        slot = st.slot
+        if self._ranked(st, slot):
+            return False  # the loop's rank step
+        if self._kind(st, slot) != "word" and typed.has_fallback(slot.label):
             self._assign(st, slot, self._format_value(st, slot))
         else:
             self.stats["plain_word"] += 1

@@ -5,7 +5,7 @@ Training text comes from the masked corpus only (never from original text):
 - ``mask-free``: the documents with no placeholder (their text is unchanged by masking), or
 - ``top1`` / ``topk``: the whole corpus filled by the current model with that strategy.
 
-:func:`finetune_rounds` repeats *fill -> fine-tune -> fill again* for N rounds; each round starts
+:func:`veil.fill.rounds.finetune_rounds` repeats *fill -> fine-tune -> fill again* for N rounds; each round starts
 from the previous round's model. Training is plain masked-language-model training (15% of the
 tokens, or of the whole words by default, through transformers' ``DataCollatorForLanguageModeling``)
 in a short torch loop with AdamW and a linear schedule; every default is in :class:`MLMTrainConfig`.
@@ -20,7 +20,7 @@ import logging
 import math
 import os
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -57,9 +57,10 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
               progress: bool = True) -> dict[str, Any]:
     """Fine-tunes ``model`` in place on ``texts``; returns the step count and losses."""
     import torch
-    from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+    from transformers import DataCollatorForLanguageModeling
 
-    from veil.training import optimise
+    from veil.models.device import resolve_device
+    from veil.training import adamw, matrix_decay_groups, optimise
 
     texts = [t for t in texts if t.strip()]
     if not texts:
@@ -67,7 +68,7 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
     if cfg.batch_size < 1 or cfg.max_length < 8 or not (0 < cfg.mlm_probability < 1):
         raise VeilError("batch_size >= 1, max_length >= 8 and 0 < mlm_probability < 1 are needed")
     torch.manual_seed(cfg.seed)
-    device = torch.device(cfg.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = torch.device(resolve_device(cfg.device))
     enc = tok(list(texts), truncation=True, max_length=cfg.max_length, return_overflowing_tokens=True,
               return_special_tokens_mask=True, return_offsets_mapping=cfg.whole_word)
     keys = ["input_ids", "special_tokens_mask"] + (["offset_mapping"] if cfg.whole_word else [])
@@ -79,11 +80,8 @@ def train_mlm(model: Any, tok: Any, texts: Sequence[str], cfg: MLMTrainConfig,
     gen = torch.Generator().manual_seed(cfg.seed)
     steps_per_epoch = math.ceil(len(features) / cfg.batch_size)
     total = cfg.max_steps or max(1, math.ceil(cfg.epochs * steps_per_epoch))
-    decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim > 1]
-    no_decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim <= 1]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
-    sched = get_linear_schedule_with_warmup(opt, int(cfg.warmup_ratio * total), total)
+    groups = matrix_decay_groups((p for p in model.parameters() if p.requires_grad), cfg.weight_decay)
+    opt, sched = adamw(groups, lr=cfg.lr, total=total, warmup=int(cfg.warmup_ratio * total))
     model.to(device).train()
 
     def batches() -> Iterator[dict[str, Any]]:
@@ -141,63 +139,3 @@ def save_model(model: Any, tok: Any, out: Path, extra: dict[str, Any] | None = N
         shutil.rmtree(old)
     else:
         os.replace(tmp, out)
-
-
-def finetune_rounds(docs: Sequence[MaskedDocument], output_dir: str | Path, *, model: str | None = None,
-                    data: str = "mask-free", rounds: int = 1, cfg: MLMTrainConfig | None = None,
-                    k: int = 10, seed: int = 0, fill_batch_size: int = 64, filler_options: dict | None = None,
-                    model_obj: Any = None, tokenizer: Any = None, progress: bool = True) -> list[dict[str, Any]]:
-    """``rounds`` x (fill the corpus with the current model if ``data`` is top1/topk -> MLM fine-tune).
-
-    Round r's model is saved to ``output_dir/round-r``; the last round also to ``output_dir``.
-    A round whose folder is complete is loaded instead of trained again (resume).
-    """
-    import torch
-
-    from veil.run.corpus import fill_documents
-    from veil.fill.mlm import MLMFiller, load_mlm
-
-    if data not in DATA_SOURCES:
-        raise VeilError(f"unknown training data {data!r}; choose from {', '.join(DATA_SOURCES)}")
-    if rounds < 1:
-        raise VeilError("rounds must be at least 1")
-    if data == "mask-free" and rounds > 1:
-        raise VeilError("mask-free training text is the same in every round; use --epochs instead of --rounds")
-    cfg = cfg or MLMTrainConfig(seed=seed)
-    out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if model_obj is not None:
-        cur_model, tok = model_obj, tokenizer
-    else:
-        cur_model, tok = load_mlm(model)
-    summaries: list[dict[str, Any]] = []
-    for r in range(1, rounds + 1):
-        round_dir = out / f"round-{r}"
-        if (round_dir / "config.json").is_file():
-            log.info("round %d: %s is complete; loading it", r, round_dir)
-            cur_model, tok = load_mlm(str(round_dir))
-            summaries.append({"round": r, "resumed": True})
-            continue
-        if data == "mask-free":
-            texts = mask_free_texts(docs)
-            log.info("round %d: %d mask-free documents of %d", r, len(texts), len(docs))
-        else:
-            filler = MLMFiller(strategy=data, k=k, seed=seed + r - 1, batch_size=fill_batch_size,
-                               model_obj=cur_model, tokenizer=tok, **(filler_options or {}))
-            texts = [d.text for d in fill_documents(filler, docs, progress=progress)]
-            log.info("round %d: filled %d documents with %s", r, len(texts), data)
-        info = train_mlm(cur_model, tok, texts, cfg, progress=progress)
-        info.update(round=r, data=data, texts=len(texts), base_model=model, config=asdict(cfg))
-        log.info("round %d: %d steps, loss %.3f -> %.3f", r, info["steps"], info["first_loss"], info["mean_loss_last_10pct"])
-        cur_model = cur_model.to("cpu") if torch.cuda.is_available() else cur_model
-        save_model(cur_model, tok, round_dir, info)
-        summaries.append(info)
-    # the last round is also the folder's own model, so `--model OUT` loads it
-    last = out / f"round-{rounds}"
-    for name in os.listdir(last):
-        src = last / name
-        if src.is_file():
-            tmp = out / (name + ".partial")
-            shutil.copyfile(src, tmp)
-            os.replace(tmp, out / name)
-    return summaries

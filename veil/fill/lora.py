@@ -20,6 +20,26 @@ from typing import Any, Iterator, Sequence
 from veil.errors import VeilError
 
 
+class LoRAFinetuned:
+    """A decoder filler fine-tuned with LoRA adapters in one round: ``finetune`` trains :meth:`lora_train`
+    on the texts :func:`veil.fill.base.lora_finetune` picks, with the options ``veil finetune`` passes."""
+
+    name: str
+
+    @staticmethod
+    def lora_train() -> Any:
+        """The training function ``(texts, output_dir, *, model, seed, progress, **options) -> summary``."""
+        raise NotImplementedError
+
+    @classmethod
+    def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
+                 progress=True, **options):
+        from veil.fill.base import lora_finetune
+
+        return lora_finetune(cls.name, cls.lora_train(), docs, output_dir, texts=texts, data=data, rounds=rounds,
+                             model=model, seed=seed, progress=progress, options=options)
+
+
 def check_output(out: Path) -> None:
     if out.exists() and any(out.iterdir()) and not (out / "adapter_config.json").is_file():
         raise VeilError(f"{out} exists and is not a veil adapter folder; choose another output")
@@ -27,7 +47,8 @@ def check_output(out: Path) -> None:
 
 def load_base(model: str | None, model_obj: Any, tokenizer: Any, device: str | None) -> tuple[Any, Any, str]:
     """``(model, tokenizer, device)``: the given objects, or the causal LM ``model`` (default SmolLM2)."""
-    from veil.models.smollm2 import load_causal_lm, resolve_device
+    from veil.models.device import resolve_device
+    from veil.models.smollm2 import load_causal_lm
 
     device = resolve_device(device)
     if model_obj is not None:
@@ -51,9 +72,7 @@ def train_lora(base: Any, examples: Sequence[tuple[list[int], list[int]]], *, pa
     """Train LoRA adapters on ``base``; returns the peft model (eval mode) and a summary."""
     import torch
     from peft import LoraConfig, get_peft_model
-    from transformers import get_linear_schedule_with_warmup
-
-    from veil.training import optimise
+    from veil.training import adamw, optimise
 
     torch.manual_seed(seed)
     cfg = LoraConfig(r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
@@ -61,12 +80,11 @@ def train_lora(base: Any, examples: Sequence[tuple[list[int], list[int]]], *, pa
     peft_model = get_peft_model(base, cfg)
     peft_model.train()
     params = [p for p in peft_model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.0)
     steps_per_epoch = math.ceil(len(examples) / batch_size)
     total = max_steps if max_steps is not None else max(1, math.ceil(steps_per_epoch * epochs))
     if total < 1:
         raise VeilError("max_steps must be at least 1")
-    sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=max(1, total // 20), num_training_steps=total)
+    opt, sched = adamw(params, lr=learning_rate, total=total, warmup=max(1, total // 20))
     rng = random.Random(seed)
     t0 = time.time()
 

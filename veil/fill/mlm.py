@@ -37,7 +37,8 @@ import re
 from typing import Any, Sequence
 
 from veil.errors import VeilError
-from veil.fill.base import CandidateFiller
+from veil.fill.base import LOAD_LOCK
+from veil.fill.loop import CandidateFiller
 from veil.fill.mlm_packed import TOKEN_BUDGET, PackedEncoder, packed_supported
 from veil.markers import MARKER_RE, unescape
 from veil.textutil import WORD_RE
@@ -104,6 +105,8 @@ class MaskedLMProposer:
                  token_budget: int = TOKEN_BUDGET) -> None:
         import torch
 
+        from veil.models.device import resolve_device
+
         if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
             raise VeilError("the tokenizer has no mask token; the mlm filler needs a masked language model")
         if dtype not in DTYPES:
@@ -112,9 +115,7 @@ class MaskedLMProposer:
         self.batch_size = batch_size
         self.dtype = dtype
         self.head_at_masks = head_at_masks
-        from veil.models.smollm2 import resolve_device
-
-        self.device = torch.device(resolve_device(device))  # a GPU asked for and absent: one line
+        self.device = torch.device(resolve_device(device))
         model = model.eval()
         if dtype == "int8":
             if self.device.type != "cpu":
@@ -382,6 +383,7 @@ class MLMFiller(CandidateFiller):
     """
 
     name = "mlm"
+    description = "a masked LM"  # the report's legend: "filled by a masked LM"
 
     finetune_data = ("mask-free", "top1", "topk")  # top1 / topk: fill -> fine-tune rounds (paper §3.2)
     finetune_default_data = "topk"
@@ -393,15 +395,16 @@ class MLMFiller(CandidateFiller):
         ``options`` are :class:`veil.fill.finetune.MLMTrainConfig` fields (epochs, max_steps, lr, ...)."""
         from pathlib import Path
 
-        from veil.fill.finetune import MLMTrainConfig, finetune_rounds, save_model, train_mlm
+        from veil.fill.finetune import MLMTrainConfig, save_model, train_mlm
+        from veil.fill.rounds import finetune_rounds
 
         try:
             cfg = MLMTrainConfig(**{"seed": seed, **options})
         except TypeError as e:
             raise VeilError(f"mlm fine-tuning: {e}") from None
         if texts is None:
-            return {"rounds": finetune_rounds(docs, output_dir, model=model, data=data, rounds=rounds, cfg=cfg, k=k,
-                                              seed=seed, progress=progress)}
+            return {"rounds": finetune_rounds(docs, output_dir, filler_cls=cls, load=load_mlm, model=model, data=data,
+                                              rounds=rounds, cfg=cfg, k=k, seed=seed, progress=progress)}
         if rounds != 1:
             raise VeilError("given training texts make one round; drop rounds")
         mdl, tok = load_mlm(model)
@@ -427,12 +430,16 @@ class MLMFiller(CandidateFiller):
 
     @property
     def proposer(self) -> MaskedLMProposer:
+        with LOAD_LOCK:
+            return self._proposer or self._build_proposer()
+
+    def _build_proposer(self) -> MaskedLMProposer:
         if self._proposer is None:
             if self.threads:
                 import torch
 
                 torch.set_num_threads(self.threads)
-            from veil.models.smollm2 import resolve_device
+            from veil.models.device import resolve_device
 
             resolve_device(self._proposer_kwargs["device"])  # a GPU asked for and absent fails before a model loads
             model, tok = self._given if self._given is not None else load_mlm(self.model_name)

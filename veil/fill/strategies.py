@@ -25,6 +25,9 @@ import random
 from typing import AbstractSet, Sequence
 
 STRATEGIES = ("top1", "topk", "sample")
+#: what each strategy puts in a placeholder (the report's legend)
+DESCRIPTIONS = {"top1": "the model's best word", "topk": "a word drawn among the model's top K",
+                "sample": "a word drawn with the model's probabilities"}
 #: strategies that look past the best candidate (they ask the model for K candidates)
 K_STRATEGIES = ("topk", "sample")
 

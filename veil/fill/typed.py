@@ -1,16 +1,19 @@
 """Fill stage: substitutes of the right type for typed placeholders (``[PERSON_NAME]``, ``[EMAIL_ADDRESS]``).
 
-Two kinds of label:
+Three kinds of label (:func:`label_kind`):
 
-- **entity labels** (persons, places, organisations, groups, facilities, ...): the model proposes
-  words as for any mask, each candidate is put into the sentence and kept only if spaCy's NER tags
-  it with a matching type (:class:`EntityVerifier`); when no candidate passes, Faker draws one
-  (a name, a city, a company) so the placeholder still gets a substitute of its type;
+- **entity labels** (persons, places, organisations, groups, facilities, ...): by default drawn from
+  public lists in the shape the mask stage recorded (:mod:`veil.fill.entities`: a first name for a
+  first name, a city for a city, "... Bank" for a bank), optionally ranked by a language model in
+  context (:mod:`veil.fill.loop`); or, with ``entities="propose"`` on a model filler, the model
+  proposes words as for any mask and spaCy's NER keeps those it tags with a matching type
+  (:class:`EntityVerifier`), a Faker draw where none passes;
 - **format labels** (email, phone, URL, IP, card and social-security numbers, numbers, dates,
-  spelled letters, user names, ids): no language model should guess these, Faker draws them
-  (:func:`fake_value`), seeded from the document's RNG so a run is reproducible.
+  spelled letters, user names, ids, street addresses): no language model should guess these, they
+  are drawn in the recorded shape (:mod:`veil.fill.formats`);
+- any other label (``MASK``, ``WORD``, a user's ``CUSTOM``) is filled with a plain word.
 
-Any other label (``MASK``, ``WORD``, a user's ``CUSTOM``) is filled with a plain word.
+Every draw comes from the document's RNG (:func:`veil.fill.base.doc_rng`), never from the value.
 
 :func:`entity_type_agreement` is the check reported by ``veil fill --check-types``: the share of
 person / place / organisation substitutes that spaCy, run on the filled text, tags with the same
@@ -20,14 +23,12 @@ type.
 from __future__ import annotations
 
 import random
-import re
-from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
+from veil.fill.entities import entity_kind, entity_value  # noqa: F401  (entity_kind re-exported)
+from veil.fill.formats import FAKERS, _seeded_faker, restyle, shaped_value  # noqa: F401  (re-exported)
 from veil.markers import unescape
-from veil.shapes import DIGIT_WORDS
-from veil.shapes import atoms as shape_atoms
-from veil.shapes import tokens as shape_tokens
+from veil.shapes import ADDRESS_LABELS
 
 #: our label (DLP-style, as the entity tagger writes it, or spaCy's own) -> spaCy labels accepted
 ENTITY_LABELS: dict[str, frozenset[str]] = {
@@ -37,6 +38,7 @@ ENTITY_LABELS: dict[str, frozenset[str]] = {
     "GPE": frozenset({"GPE", "LOC"}),
     "LOC": frozenset({"GPE", "LOC"}),
     "ORGANIZATION_NAME": frozenset({"ORG"}),
+    "ORGANIZATION": frozenset({"ORG"}),
     "ORG": frozenset({"ORG"}),
     "GROUP": frozenset({"NORP"}),
     "NORP": frozenset({"NORP"}),
@@ -50,57 +52,17 @@ ENTITY_LABELS: dict[str, frozenset[str]] = {
 }
 #: the labels whose agreement :func:`entity_type_agreement` reports (persons, places, organisations)
 REPORTED = {"PERSON_NAME": "person", "PERSON": "person", "LOCATION": "place", "GPE": "place",
-            "LOC": "place", "ORGANIZATION_NAME": "organisation", "ORG": "organisation"}
-
-_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
-_UNITS = ["pounds", "miles", "feet", "gallons", "inches", "acres", "ounces"]
-_DURATIONS = ["minutes", "hours", "days", "weeks", "months", "years"]
-
-
-def _spelled(f: Any) -> str:
-    return " ".join(f.random_uppercase_letter() for _ in range(f.random_int(3, 6)))
-
-
-#: format label -> Faker draw. Keys are the DLP masker's and entity tagger's labels.
-FAKERS: dict[str, Callable[[Any], str]] = {
-    "EMAIL_ADDRESS": lambda f: f.free_email(),
-    "URL": lambda f: f.url(),
-    "IP_ADDRESS": lambda f: f.ipv4_public(),
-    "PHONE_NUMBER": lambda f: f.numerify("###-###-####"),
-    "CREDIT_CARD_NUMBER": lambda f: f.credit_card_number(),
-    "US_SOCIAL_SECURITY_NUMBER": lambda f: f.ssn(),
-    "NUMBER": lambda f: str(f.random_int(2, 99)),
-    "CARDINAL": lambda f: str(f.random_int(2, 99)),
-    "ORDINAL": lambda f: f.random_element(_ORDINALS),
-    "DATE": lambda f: f.date("%B %-d, %Y"),
-    "TIME": lambda f: f.time("%-I:%M"),
-    "AGE": lambda f: str(f.random_int(18, 90)),
-    "DURATION": lambda f: f"{f.random_int(2, 12)} {f.random_element(_DURATIONS)}",
-    "MONEY": lambda f: f"${f.random_int(5, 999)}",
-    "QUANTITY": lambda f: f"{f.random_int(2, 99)} {f.random_element(_UNITS)}",
-    "PERCENT": lambda f: f"{f.random_int(2, 99)} percent",
-    "SPELLED_WORD": _spelled,
-    "USERNAME": lambda f: f.user_name(),
-    "GENERIC_ID": lambda f: f.bothify("??-#####").upper(),
-    "STREET_ADDRESS": lambda f: f.street_address(),
-    "ZIP_CODE": lambda f: f.zipcode(),
-}
-def _place(f: Any) -> str:
-    # real states and countries are places spaCy knows; invented city names often are not tagged
-    return f.random_element((f.city, f.state, f.country, f.state, f.country))()
-
+            "LOC": "place", "ORGANIZATION_NAME": "organisation", "ORGANIZATION": "organisation",
+            "ORG": "organisation"}
 
 _GROUPS = ("American", "Canadian", "Mexican", "Irish", "Italian", "German", "French", "Polish", "Korean",
            "Japanese", "Indian", "Brazilian", "Nigerian", "Swedish", "Greek", "Vietnamese")
 _LANGUAGES = ("English", "Spanish", "French", "German", "Italian", "Portuguese", "Polish", "Korean",
               "Japanese", "Hindi", "Greek", "Swedish")
 
-#: entity label -> Faker draw used when no model candidate passes the type check
+#: entity labels without a list of their own (:mod:`veil.fill.entities` has persons, places,
+#: organisations and facilities) -> Faker draw
 ENTITY_FALLBACK: dict[str, Callable[[Any], str]] = {
-    "PERSON_NAME": lambda f: f.name(), "PERSON": lambda f: f.name(),
-    "LOCATION": lambda f: _place(f), "GPE": lambda f: _place(f), "LOC": lambda f: _place(f),
-    "ORGANIZATION_NAME": lambda f: f.company(), "ORG": lambda f: f.company(),
-    "FACILITY": lambda f: f.street_name(), "FAC": lambda f: f.street_name(),
     "GROUP": lambda f: f.random_element(_GROUPS), "NORP": lambda f: f.random_element(_GROUPS),
     "LANGUAGE": lambda f: f.random_element(_LANGUAGES),
     "PRODUCT": lambda f: f.word().title(), "EVENT": lambda f: f"the {f.word().title()} Festival",
@@ -113,30 +75,21 @@ def plain_word(rng: random.Random) -> str:
 
 
 def label_kind(label: str) -> str:
-    """``"format"`` (Faker), ``"entity"`` (model proposal checked by NER) or ``"word"`` (plain word)."""
-    if label in FAKERS:
+    """``"format"`` (drawn in shape), ``"entity"`` (drawn from lists, or proposed by a model and checked
+    by NER) or ``"word"`` (plain word)."""
+    if label in FAKERS or label in ADDRESS_LABELS:
         return "format"
     if label in ENTITY_LABELS:
         return "entity"
     return "word"
 
 
-@lru_cache(maxsize=1)
-def _faker() -> Any:
-    from faker import Faker  # lazy: Faker loads every provider on construction
-
-    return Faker("en_US")
-
-
-def _seeded_faker(rng: random.Random) -> Any:
-    f = _faker()
-    f.seed_instance(rng.getrandbits(64))
-    return f
-
-
-def fake_value(label: str, rng: random.Random, shape: str | None = None) -> str:
-    """A substitute for ``label`` (a format label, or an entity label's fallback) drawn from ``rng``:
-    written in ``shape`` where the mask stage recorded one (:func:`shaped_value`), else a Faker draw."""
+def fake_value(label: str, rng: random.Random, shape: str | None = None, gender: str | None = None) -> str:
+    """A substitute for ``label`` drawn from ``rng``, written in ``shape`` where the mask stage recorded
+    one: names, places, organisations and addresses from :mod:`veil.fill.entities` (``gender`` for a
+    person's first name), formats from :mod:`veil.fill.formats`, other entity labels from Faker."""
+    if entity_kind(label) is not None:
+        return entity_value(label, shape, rng, gender)
     if shape is not None and label in FAKERS:
         return shaped_value(label, shape, rng)
     draw = FAKERS.get(label) or ENTITY_FALLBACK.get(label)
@@ -146,7 +99,7 @@ def fake_value(label: str, rng: random.Random, shape: str | None = None) -> str:
 
 
 def has_fallback(label: str) -> bool:
-    return label in ENTITY_FALLBACK or label in FAKERS
+    return label in ENTITY_FALLBACK or label in FAKERS or entity_kind(label) is not None
 
 
 def as_entity(word: str) -> str:
@@ -164,10 +117,13 @@ class EntityVerifier:
 
     @property
     def nlp(self) -> Any:
-        if self._nlp is None:
-            from veil.mask.entity_tagger import DEFAULT_MODEL, load_ner
+        from veil.fill.base import LOAD_LOCK
 
-            self._nlp = load_ner(self.model_name or DEFAULT_MODEL)
+        with LOAD_LOCK:
+            if self._nlp is None:
+                from veil.mask.entity_tagger import DEFAULT_MODEL, load_ner
+
+                self._nlp = load_ner(self.model_name or DEFAULT_MODEL)
         return self._nlp
 
     def verify(self, items: Sequence[tuple[str, str, str, Sequence[str]]]) -> list[list[str]]:
@@ -220,250 +176,3 @@ def context_around(text: str, start: int, end: int, next_marker: int | None) -> 
     return unescape(text[:start]), unescape(right)
 
 
-# --- shape-keeping draws (see veil.shapes for what a shape is and why it cannot reveal a value) ---
-
-_TENS_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-               "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
-               "ninety")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december")
-_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
-                  "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
-                  "seventeenth", "eighteenth", "nineteenth", "twentieth")
-_NUMBERISH = frozenset({"NUMBER", "CARDINAL", "AGE", "DURATION", "MONEY", "QUANTITY", "PERCENT", "ZIP_CODE"})
-_DATE_SHAPE = re.compile(r"^d{1,2}[/.-]d{2}(?:[/.-]d{2}(?:dd)?)?$|^dddd[/.-]dd[/.-]dd$")
-_TIME_SHAPE = re.compile(r"^d{1,2}:dd(?::dd)?(?: ?\{[ap]m\})?$")
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-_WORD_CODES = ("w", "W", "U")
-
-
-def _case(word: str, code: str) -> str:
-    if code in ("L", "U"):
-        return word.upper()
-    if code == "W":
-        return word[:1].upper() + word[1:]
-    return word.lower()
-
-
-@lru_cache(maxsize=1)
-def _names_by_length() -> dict[int, list[str]]:
-    """Faker's en_US first and last names by length: the words people spell out on a call."""
-    from faker.providers.person.en_US import Provider
-
-    out: dict[int, list[str]] = {}
-    for name in sorted(set(Provider.first_names) | set(Provider.last_names)):
-        if name.isalpha():
-            out.setdefault(len(name), []).append(name.lower())
-    return out
-
-
-def _luhn_digits(n: int, rng: random.Random) -> str:
-    """A Luhn-valid card number of ``n`` digits with a real issuer prefix (Amex 37 for 15, Visa 4 else)."""
-    body = ["3", "7"] if n == 15 else (["5", str(rng.randint(1, 5))] if n == 16 and rng.random() < 0.4 else ["4"])
-    body += [str(rng.randrange(10)) for _ in range(n - 1 - len(body))]
-    total = 0
-    for i, ch in enumerate(reversed(body)):  # the check digit will sit right of these
-        v = int(ch) * (2 if i % 2 == 0 else 1)
-        total += v - 9 if v > 9 else v
-    return "".join(body) + str((10 - total % 10) % 10)
-
-
-def luhn_valid(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        v = int(ch) * (2 if i % 2 else 1)
-        total += v - 9 if v > 9 else v
-    return total % 10 == 0
-
-
-def _nanp(rng: random.Random) -> str:
-    """Ten digits of a North American number: area and exchange start 2-9 and are not N11."""
-    def three() -> str:
-        while True:
-            s = f"{rng.randint(2, 9)}{rng.randrange(10)}{rng.randrange(10)}"
-            if s[1:] != "11":
-                return s
-    return three() + three() + f"{rng.randrange(10000):04d}"
-
-
-def _digit_string(label: str, n: int, rng: random.Random) -> str | None:
-    """Digits with the structure of the type (Luhn, phone, SSN), or None for free digits."""
-    if label == "CREDIT_CARD_NUMBER" and 12 <= n <= 19:
-        return _luhn_digits(n, rng)
-    if label == "PHONE_NUMBER" and n in (7, 10, 11):
-        d = _nanp(rng)
-        return {7: d[3:], 10: d, 11: "1" + d}[n]
-    if label == "US_SOCIAL_SECURITY_NUMBER" and n == 9:
-        area = rng.choice([a for a in range(1, 900) if a != 666])
-        return f"{area:03d}{rng.randint(1, 99):02d}{rng.randint(1, 9999):04d}"
-    return None
-
-
-def _word_for(label: str, code: str, rng: random.Random) -> str:
-    if label in _NUMBERISH:
-        word = rng.choice(_TENS_TEENS)
-    elif label in ("DATE", "TIME"):
-        word = rng.choice(_MONTHS)
-    elif code == "U":  # a code's letters ("AB-12345")
-        word = "".join(rng.choice(_LETTERS) for _ in range(rng.randint(2, 3)))
-    else:
-        word = rng.choice(_names_by_length()[rng.randint(4, 7)])
-    return _case(word, code)
-
-
-def _ordinal_suffix(n: int) -> str:
-    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-
-
-def _render(parts: list[str], label: str, rng: random.Random, digits: str | None = None,
-            groups: list[int] | None = None, letters: str | None = None, words: list[str] | None = None) -> str:
-    """Fill the atoms of a shape: ``digits`` for its d/n atoms in order (else free digits, the first
-    digit of a group not 0), ``groups`` numbers for its digit groups (dates), ``letters`` for its
-    single-letter atoms (spelled words), ``words`` for its word atoms (else a word of the type)."""
-    out: list[str] = []
-    di = li = gi = wi = 0
-    last_number = None
-    i = 0
-    while i < len(parts):
-        a = parts[i]
-        if a == "d" and groups is not None:
-            j = i
-            while j < len(parts) and parts[j] == "d":
-                j += 1
-            width = j - i
-            value = groups[gi] if gi < len(groups) else rng.randrange(10 ** width)
-            gi += 1
-            out.append(str(value).zfill(width)[-width:])
-            last_number = value
-            i = j
-            continue
-        if a in ("d", "n"):
-            if digits is not None and di < len(digits):
-                ch = digits[di]
-            else:
-                first = i == 0 or parts[i - 1] not in ("d", "n")
-                after_word = a == "n" and i >= 2 and parts[i - 2] in _WORD_CODES  # "thirty [eight]", not "thirty zero"
-                ch = str(rng.randint(1, 9) if after_word or (first and a == "d" and i + 1 < len(parts)
-                                                             and parts[i + 1] == "d") else rng.randrange(10))
-            di += 1
-            out.append(ch if a == "d" else DIGIT_WORDS[int(ch)])
-            if a == "d":
-                last_number = int(ch) if i == 0 or parts[i - 1] != "d" else (last_number or 0) * 10 + int(ch)
-        elif a in ("l", "L"):
-            ch = letters[li] if letters is not None and li < len(letters) else rng.choice(_LETTERS)
-            li += 1
-            out.append(_case(ch, a))
-        elif a in _WORD_CODES:
-            if words is not None and wi < len(words):
-                out.append(_case(words[wi], a))
-            else:
-                out.append(_word_for(label, a, rng))
-            wi += 1
-        elif a.startswith("{"):
-            word = a[1:-1]
-            if word in ("st", "nd", "rd", "th") and last_number is not None:
-                word = _ordinal_suffix(last_number)
-            out.append(word)
-        elif a != "?":  # an unknown character is left out rather than guessed
-            out.append(a)
-        i += 1
-    return "".join(out)
-
-
-def _date_value(parts: list[str], rng: random.Random) -> str:
-    """A real calendar date in the layout of ``parts``. The shape cannot say which reading order the
-    original used (MM/DD, DD/MM, MM/YY), so numbers are chosen to be valid in every one of them."""
-    widths: list[int] = []
-    ordinal: list[bool] = []  # the group is followed by "st" / "nd" / "rd" / "th": it is a day
-    prev = None
-    for a in parts:
-        if a == "d":
-            if prev == "d":
-                widths[-1] += 1
-            else:
-                widths.append(1)
-                ordinal.append(False)
-        elif prev == "d" and a in ("{st}", "{nd}", "{rd}", "{th}"):
-            ordinal[-1] = True
-        prev = a
-    n_words = sum(1 for a in parts if a in _WORD_CODES)
-    small = [rng.randint(1, 12), rng.randint(1, 12), rng.randint(1, 28)]
-    if n_words:  # "September 27, 2024": the numbers are a day and a year
-        small = [rng.randint(1, 28)] + small
-    groups: list[int] = []
-    k = 0
-    for w, is_day in zip(widths, ordinal):
-        if is_day and w <= 2:
-            groups.append(rng.randint(1, 9) if w == 1 else rng.randint(10, 28))
-        elif w == 4:
-            groups.append(rng.randint(1950, 2030))
-        elif w <= 2:
-            v = small[k] if k < len(small) else rng.randint(1, 12)
-            k += 1
-            groups.append(v if w == 2 else min(v, 9))
-        else:
-            groups.append(rng.randrange(10 ** w))
-    # words: a month, then a spoken ordinal day ("september twenty seventh")
-    words = [rng.choice(_MONTHS)] if n_words else []
-    if n_words == 2:
-        words.append(_ORDINAL_WORDS[rng.randint(1, 20) - 1])
-    elif n_words >= 3:
-        words += ["twenty", _ORDINAL_WORDS[rng.randint(1, 9) - 1]]
-    return _render(parts, "DATE", rng, groups=groups, words=words)
-
-
-def _time_value(parts: list[str], rng: random.Random) -> str:
-    widths = [len(g) for g in "".join(p if p == "d" else " " for p in parts).split()]
-    hour = rng.randint(1, 9) if widths[0] == 1 else rng.randint(10, 12)
-    return _render(parts, "TIME", rng, groups=[hour] + [rng.randint(0, 59) for _ in widths[1:]])
-
-
-def _email_value(parts: list[str], rng: random.Random) -> str:
-    email = FAKERS["EMAIL_ADDRESS"](_seeded_faker(rng))
-    if "{at}" in parts:  # spoken: "john dot smith at gmail dot com"
-        spoken = email.replace(".", " dot ").replace("@", " at ").replace("_", " underscore ")
-        return " ".join(re.sub(r"\d", lambda m: f" {DIGIT_WORDS[int(m.group())]} ", spoken).split())
-    return email
-
-
-def _spelled_value(parts: list[str], rng: random.Random) -> str:
-    n = sum(1 for a in parts if a in ("l", "L"))
-    pool = _names_by_length().get(n)
-    letters = rng.choice(pool) if pool else "".join(rng.choice(_LETTERS) for _ in range(n))
-    return _render(parts, "SPELLED_WORD", rng, letters=letters)
-
-
-def shaped_value(label: str, shape: str, rng: random.Random) -> str:
-    """A substitute of type ``label`` written in ``shape`` (see :mod:`veil.shapes`), drawn from ``rng``."""
-    parts = shape_atoms(shape)
-    core = "".join(a for a in parts if a != " ")
-    if label == "EMAIL_ADDRESS":
-        return _email_value(parts, rng)
-    if label == "SPELLED_WORD":
-        return _spelled_value(parts, rng)
-    if label == "TIME" or (label in _NUMBERISH | {"DATE"} and _TIME_SHAPE.match(shape)):
-        return _time_value(parts, rng)
-    if label == "DATE" or (label in _NUMBERISH and _DATE_SHAPE.match(core)):
-        return _date_value(parts, rng)
-    if label == "IP_ADDRESS" and core.count(".") == 3 and set(core) <= {"d", "."}:
-        octets = [len(g) for g in core.split(".")]
-        return ".".join(str(rng.randint(*{1: (1, 9), 2: (10, 99)}.get(w, (100, 254)))) for w in octets)
-    n_digits = sum(1 for a in parts if a in ("d", "n"))
-    return _render(parts, label, rng, digits=_digit_string(label, n_digits, rng))
-
-
-def restyle(value: str, shape: str | None) -> str:
-    """``value`` written with the letter case of ``shape`` when the two have the same atoms up to case
-    (the same entity mentioned as "Maria" and "maria", or "M-A-R-I-A" and "m-a-r-i-a"); else unchanged."""
-    if shape is None:
-        return value
-    fold = {"L": "l", "W": "w", "U": "w"}
-    toks = [(c, t) for c, t in shape_tokens(value) if c != " "]
-    want = [a for a in shape_atoms(shape) if a != " "]
-    if len(toks) != len(want) or any(fold.get(c, c) != fold.get(a, a) for (c, _), a in zip(toks, want)):
-        return value
-    it = iter(want)
-    out = []
-    for c, t in shape_tokens(value):
-        out.append(t if c == " " else (_case(t, a) if (a := next(it)) in fold or a in ("l", "w") else t))
-    return "".join(out)

@@ -8,6 +8,7 @@ merged or truncated: an empty line of a text file is a document with empty text.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import logging
 import sys
@@ -27,7 +28,8 @@ _EXTENSIONS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jso
 
 
 def detect_format(path: str | Path, fmt: str | None = None) -> str:
-    """The format named by ``fmt``, else guessed from the extension (a directory is Switchboard)."""
+    """The format named by ``fmt``, else guessed from the extension (a directory is Switchboard; ``.gz`` is the
+    format of the name under it, ``corpus.txt.gz`` a gzipped text)."""
     if fmt:
         if fmt not in FORMATS:
             raise VeilError(f"unknown corpus format {fmt!r}; choose from {', '.join(FORMATS)}")
@@ -35,8 +37,9 @@ def detect_format(path: str | Path, fmt: str | None = None) -> str:
     p = Path(path)
     if p.is_dir():
         return "switchboard"
+    suffix = Path(p.stem).suffix if p.suffix.lower() == ".gz" else p.suffix
     try:
-        return _EXTENSIONS[p.suffix.lower()]
+        return _EXTENSIONS[suffix.lower()]
     except KeyError:
         raise VeilError(f"{path}: cannot tell the format from the extension {p.suffix!r}; "
                         f"pass --format / --output-format ({', '.join(FORMATS)})") from None
@@ -53,15 +56,15 @@ class Fields:
 
 
 def iter_lines(path: str | Path, keep_ends: bool = False) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line without its end-of-line) of a UTF-8 file, strictly decoded.
+    """(1-based line number, line without its end-of-line) of a UTF-8 file (gzipped: ``.gz``), strictly decoded.
 
-    ``keep_ends``: the line with its end-of-line (``\r\n`` or ``\n``), for the CSV reader, where a
+    ``keep_ends``: the line with its end-of-line (CRLF or LF), for the CSV reader, where a
     line break inside a quoted cell is part of the cell."""
     path = Path(path)
     if path.is_dir():
         raise InputError(str(path), None, "is a folder; give a corpus file")
     try:
-        f = open(path, "rb")
+        f = gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")
     except FileNotFoundError:
         raise InputError(str(path), None, "no such file") from None
     except OSError as e:

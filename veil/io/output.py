@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Iterable
 
+from veil.cache import stable_hash
 from veil.errors import VeilError
 from veil.io.atomic import (check_identity, check_target, identity, open_existing, open_new, open_read, read_text,
                             replace_file, temp_beside, write_json_atomic)  # noqa: F401  (write_json_atomic: re-exported)
@@ -49,10 +50,6 @@ log = logging.getLogger(__name__)
 
 OUTPUT_FORMATS = ("jsonl", "txt", "csv", "parquet")
 STDIO = "-"
-
-
-def settings_hash(settings: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def input_fingerprint(path: str | Path) -> dict[str, Any]:
@@ -234,8 +231,8 @@ class ResumableWriter:
         self.partial = companion(self.path, ".partial")
         self.progress = companion(self.path, ".progress.json")
         self.manifest = companion(self.path, ".veil.json")
-        self.hash = settings_hash({**settings, "format": fmt})
-        self.input_hash = settings_hash(settings.get("input"))  # a changed input makes an unfinished run worthless
+        self.hash = stable_hash({**settings, "format": fmt})
+        self.input_hash = stable_hash(settings.get("input"))  # a changed input makes an unfinished run worthless
         self.resume = resume and not overwrite and not self.stdout
         self.overwrite = overwrite
         self.complete = False

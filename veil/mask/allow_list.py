@@ -11,6 +11,7 @@ one set look-up per word), about 2M words/s on one core.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -54,6 +55,13 @@ def wordfreq_top(n: int, lang: str = "en") -> list[str]:
         return top_n_list(lang, n)
     except LookupError as e:
         raise VeilError(f"wordfreq has no word list for language {lang!r}: {e}") from None
+
+
+@lru_cache(maxsize=1)
+def common_words() -> frozenset[str]:
+    """wordfreq's 10,000 most frequent English words (lower case), loaded on first use (the detectors'
+    test of whether a word is an ordinary English word)."""
+    return build_vocabulary(wordfreq_top(10000))
 
 
 def read_word_list(path: str | Path) -> list[str]:
@@ -109,6 +117,8 @@ class AllowListMasker(VocabularyMasker):
     keeps the words of a user file instead."""
 
     name = "allow_list"
+    description = "masks every word outside a list of the 5,000 most frequent English words"
+    paper_name = "allowList"
 
     def __init__(self, path: str | Path | None = None, top_n: int = 5000, lang: str = "en",
                  words: Iterable[str] | None = None) -> None:

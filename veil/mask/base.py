@@ -25,6 +25,10 @@ class Masker:
     """
 
     name: str = "masker"
+    #: one sentence for the report's legend ("masks ..."); empty: the report points to ``veil ls``
+    description: str = ""
+    #: the technique's name in the paper's tables (``veil mask --stats``), when it has one
+    paper_name: str = ""
     #: True when ``detect_batch`` spends its time in native code that releases the GIL (onnxruntime):
     #: the engine then runs it in a thread beside the other maskers, so two cores work at once
     releases_gil: bool = False

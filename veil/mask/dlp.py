@@ -19,7 +19,7 @@ from typing import Iterable, Mapping, Sequence
 
 from veil.errors import VeilError
 from veil.mask.base import Masker, choose
-from veil.mask.detectors import DEFAULT_DETECTORS, DETECTORS, Detector, DictionaryDetector
+from veil.mask.detectors import DEFAULT_DETECTORS, Detector, DictionaryDetector
 from veil.mask.detectors.words import read_dictionary
 from veil.textutil import normalise_surface
 from veil.types import Span
@@ -39,12 +39,15 @@ class DLPMasker(Masker):
     """
 
     name = "dlp"
+    description = "masks numbers, phones, emails, dates, spelled letters and other formats by pattern"
 
     def __init__(self, detectors: Iterable[str] = DEFAULT_DETECTORS, exclude: Iterable[str] = (),
                  exclude_file: str | Path | None = None, dictionary: Mapping[str, str] | None = None,
                  dictionary_file: str | Path | None = None, min_score: float = 0.5) -> None:
-        names = choose("dlp", "detector", detectors, list(DETECTORS))
-        self.detectors: list[Detector] = [DETECTORS[d]() for d in names]
+        from veil.registry import detectors as registry
+
+        names = choose("dlp", "detector", detectors, registry.names())
+        self.detectors: list[Detector] = [registry.get(d)() for d in names]
         terms = dict(dictionary or {})
         if dictionary_file is not None:
             terms.update(read_dictionary(dictionary_file))

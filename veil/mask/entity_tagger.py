@@ -328,6 +328,8 @@ class EntityTaggerMasker(Masker):
     """
 
     name = "entity_tagger"
+    description = "masks names of persons, organisations and places found by spaCy's NER"
+    paper_name = "entityTagger"
 
     def __init__(self, model: str = DEFAULT_MODEL, labels: Iterable[str] = DEFAULT_LABELS,
                  batch_size: int = 256, n_process: int = 1, propagate: bool = True,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from veil.errors import InputError, VeilError
 from veil.types import Document
@@ -51,11 +51,12 @@ class GoldDocument:
 
 
 def read_gold(path: str | Path, fmt: str) -> list[GoldDocument]:
-    """Read a gold file in one of :data:`FORMATS` (``tab``, ``presidio``, ``conll``, ``review``)."""
-    try:
-        reader = FORMATS[fmt]
-    except KeyError:
-        raise VeilError(f"unknown gold format {fmt!r}; choose from {', '.join(FORMATS)}") from None
+    """Read a gold file in one of the formats of ``veil.registry.gold_formats`` (``tab``, ``presidio``, ``conll``, ``review``)."""
+    from veil.registry import gold_formats
+
+    if fmt not in gold_formats:
+        raise VeilError(f"unknown gold format {fmt!r}; choose from {', '.join(gold_formats.names())}")
+    reader = gold_formats.get(fmt)
     path = Path(path)
     if not path.is_file():
         raise InputError(str(path), None, "no such file")
@@ -252,14 +253,6 @@ def read_review(path: str | Path) -> list[GoldDocument]:
                                          group=None if group is None else str(group), meta=meta),
                                 sorted(spans, key=lambda g: (g.start, g.end))))
     return out
-
-
-FORMATS: dict[str, Callable[[Path], list[GoldDocument]]] = {
-    "tab": read_tab,
-    "presidio": read_presidio,
-    "conll": read_conll,
-    "review": read_review,
-}
 
 
 #: Presidio synthetic records are held out from detector training (and evaluated on) by template:

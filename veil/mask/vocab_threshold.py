@@ -68,6 +68,8 @@ class VocabThresholdMasker(VocabularyMasker):
     """``VocabThresholdMasker(top_n=10000)``; ``corpus=`` or ``counts=`` for a user vocabulary."""
 
     name = "vocab_threshold"
+    description = "masks words outside the 10,000 most frequent"
+    paper_name = "vocabThres"
 
     def __init__(self, top_n: int = 10000, corpus: str | Path | None = None,
                  counts: str | Path | None = None, lang: str = "en") -> None:

@@ -23,7 +23,6 @@ torch and transformers are imported inside the functions so importing this modul
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
@@ -35,7 +34,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from veil.cache import cache_root
 from veil.errors import VeilError
+from veil.io.corpora import read_lines
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +60,6 @@ class WarmupConfig:
     trainable_layers: int = 3  # the top encoder layers trained with the head; embeddings (= decoder) stay
     mlm_probability: float = 0.15  # share of tokens masked (BERT's 80/10/10 replacement)
     seed: int = 0
-
-
-def cache_root() -> Path:
-    """``$VEIL_CACHE_DIR`` if set, else ``~/.cache/veil``."""
-    env = os.environ.get("VEIL_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "veil"
 
 
 def minilm_encoder_path() -> Path:
@@ -98,15 +93,6 @@ def default_warmup_corpus() -> Path | None:
         if p.is_file():
             return p
     return None
-
-
-def read_lines(path: Path) -> list[str]:
-    """The non-empty lines of a plain-text or gzipped (``.gz``) file."""
-    import gzip
-
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [ln.strip() for ln in f if ln.strip()]
 
 
 def load_masked_lm(name_or_path: str | None = None, *, warmup: WarmupConfig | None = None,
@@ -155,9 +141,9 @@ def _minilm_with_head() -> tuple[Any, Any]:
 def _cache_key(cfg: WarmupConfig, corpus: Path) -> str:
     enc = minilm_encoder_path() / "model.safetensors"
     st, cst = enc.stat(), corpus.stat()
-    blob = json.dumps({"enc": [st.st_size], "corpus": [corpus.name, cst.st_size], "cfg": asdict(cfg)},
-                      sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    from veil.cache import stable_hash
+
+    return stable_hash({"enc": [st.st_size], "corpus": [corpus.name, cst.st_size], "cfg": asdict(cfg)})
 
 
 def warmed_up_minilm(cfg: WarmupConfig, corpus: str | Path | None = None) -> Path:
@@ -208,9 +194,9 @@ def pack_sequences(tok: Any, lines: list[str], max_length: int) -> list[list[int
 def mlm_warmup(model: Any, tok: Any, lines: list[str], cfg: WarmupConfig) -> list[float]:
     """Plain token-level MLM training (transformers' collator) on generic text; returns the losses."""
     import torch
-    from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+    from transformers import DataCollatorForLanguageModeling
 
-    from veil.training import optimise
+    from veil.training import adamw, optimise
 
     rng = random.Random(cfg.seed)
     torch.manual_seed(cfg.seed)
@@ -227,8 +213,8 @@ def mlm_warmup(model: Any, tok: Any, lines: list[str], cfg: WarmupConfig) -> lis
         for layer in base.encoder.layer[-cfg.trainable_layers:]:
             for p in layer.parameters():
                 p.requires_grad_(True)
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=0.01)
-    sched = get_linear_schedule_with_warmup(opt, max(1, cfg.steps // 20), cfg.steps)
+    opt, sched = adamw([p for p in model.parameters() if p.requires_grad], lr=cfg.lr, total=cfg.steps,
+                       warmup=max(1, cfg.steps // 20), weight_decay=0.01)
     model.train()
 
     def batches() -> Iterator[list[dict[str, list[int]]]]:

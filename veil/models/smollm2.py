@@ -24,13 +24,14 @@ import importlib.util
 import json
 import logging
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from veil.cache import cache_root
 from veil.errors import VeilError
+from veil.models.device import resolve_device, resolve_dtype
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +39,6 @@ DEFAULT_MODEL = "smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: written beside a LoRA adapter: which base model it adapts (by the name this module resolves)
 ADAPTER_META = "veil_adapter.json"
-
-
-def cache_root() -> Path:
-    """``$VEIL_CACHE_DIR`` if set, else ``~/.cache/veil``."""
-    env = os.environ.get("VEIL_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "veil"
 
 
 def smollm2_gguf_path() -> Path:
@@ -108,48 +103,6 @@ def dequantised_checkpoint(gguf: Path, cache_dir: Path | None = None) -> Path:
     return target
 
 
-def resolve_device(device: str | None = None) -> str:
-    """``device``, or ``cuda`` when a GPU is present, else ``cpu``; a GPU asked for and absent is an error."""
-    import torch
-
-    if device:
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise VeilError(f"--device {device}: this machine has no CUDA GPU (or torch was built without CUDA)")
-        return device
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def native_bf16(device: str) -> bool:
-    """Whether ``device`` computes in bfloat16 natively: a CUDA GPU that supports it, or a CPU with
-    AVX-512 BF16 or AMX (elsewhere bf16 is emulated and no faster than fp32)."""
-    if device.startswith("cuda"):
-        import torch
-
-        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    if device == "cpu":
-        try:
-            flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return False
-        return re.search(r"\b(avx512_bf16|amx_bf16)\b", flags) is not None
-    return False
-
-
-def resolve_dtype(dtype: str | None, device: str) -> Any:
-    """The torch dtype for ``dtype`` (``None``/``float32``/``fp32``, ``bfloat16``/``bf16``,
-    ``float16``/``fp16``, or ``auto``: bf16 where :func:`native_bf16`, else fp32)."""
-    import torch
-
-    if dtype == "auto":
-        return torch.bfloat16 if native_bf16(device) else torch.float32
-    torch_dtype = {None: torch.float32, "float32": torch.float32, "fp32": torch.float32,
-                   "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-                   "float16": torch.float16, "fp16": torch.float16}.get(dtype)
-    if torch_dtype is None:
-        raise VeilError(f"unknown dtype {dtype!r}; use auto, float32, bfloat16 or float16")
-    return torch_dtype
-
-
 def load_causal_lm(name_or_path: str | os.PathLike | None = None, *, device: str | None = None,
                    dtype: str | None = None, cache_dir: str | os.PathLike | None = None) -> tuple[Any, Any]:
     """``(model, tokenizer)`` in eval mode on ``device``; see the module docstring for what
@@ -200,39 +153,4 @@ def _load_adapter(path: Path, *, device: str, dtype: str | None, cache_dir: Any)
     model, tok = load_causal_lm(base, device=device, dtype=dtype, cache_dir=cache_dir)
     model = PeftModel.from_pretrained(model, str(path))
     model.to(device).eval()
-    return model, tok
-
-
-#: SmolLM2-Instruct's chat template (ChatML); the tiny test model uses the same one.
-CHATML_TEMPLATE = (
-    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
-    "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}"
-    "{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
-    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
-
-
-def build_tiny_causal_lm(texts: list[str], *, vocab_size: int = 400, hidden_size: int = 32, layers: int = 2,
-                         seed: int = 0) -> tuple[Any, Any]:
-    """A randomly initialised 2-layer Llama with a byte-level BPE tokenizer trained on ``texts``
-    (SmolLM2's special tokens and chat template): the stand-in for SmolLM2 in fast tests."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    bpe.train_from_iterator(texts, trainer)
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<|im_start|>", eos_token="<|im_end|>",
-                                  pad_token="<|im_end|>", unk_token="<|endoftext|>")
-    tok.chat_template = CHATML_TEMPLATE
-    torch.manual_seed(seed)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
-                      num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                      max_position_embeddings=1024, tie_word_embeddings=True,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    model = LlamaForCausalLM(cfg).eval()
     return model, tok

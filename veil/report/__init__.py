@@ -14,7 +14,9 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
     ``examples``: training documents shown original -> masked -> filled (see
     :func:`veil.report.examples.collect_examples`); the report then holds their original text.
     """
-    from veil.report.tables import add_gap, atomic_write, to_csv, to_markdown, wall_times_markdown, wer_markdown
+    from veil.downstream.asr.stage import wer_markdown
+    from veil.downstream.task.stage import task_markdown
+    from veil.report.tables import add_gap, atomic_write, to_csv, to_markdown, wall_times_markdown
 
     out = Path(out)
     add_gap(rows)
@@ -25,8 +27,6 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
     md = to_markdown(rows, methods, techniques, title)
     times = wall_times_markdown(rows)
     wer = wer_markdown(rows, methods, techniques)
-    from veil.downstream.task.stage import task_markdown
-
     task_md = task_markdown(rows, methods, techniques, getattr(spec, "task", None))
     atomic_write(out / "results.md", md + (f"\n{task_md}" if task_md else "")
                  + (f"\n### Word error rate with the LM fused in (ASR)\n\n{wer}" if wer else "")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import logging
 import math
 from pathlib import Path
@@ -31,43 +30,32 @@ AUDIT_FILES: tuple[str, ...] = (
 
 
 def _png(fig: Any) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    import matplotlib.pyplot as plt
+    from veil.io.tables import figure_png
 
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+    return "data:image/png;base64," + base64.b64encode(figure_png(fig, dpi=110)).decode()
 
 
-#: what each built-in method name means (the experiment files' names; others are described from their settings)
-METHOD_HELP = {
-    "pretrained": "nothing: the pre-trained language model, not adapted (the paper's Pre-Trained-LM; every "
-                  "adaptation should beat it)",
-    "oracle": "the original training text, personal data included: the best any anonymisation can hope for",
-    "baseline0": "the masked text, every placeholder kept as the token [MASK]: the worst case a fill must beat",
-    "baseline1": "the masked text, with no loss on the [MASK] tokens: the model learns only from the words kept",
-}
-TECHNIQUE_HELP = {
-    "allow_list": "masks every word outside a list of the 5,000 most frequent English words",
-    "vocab_threshold": "masks words outside the 10,000 most frequent",
-    "entity_tagger": "masks names of persons, organisations and places found by spaCy's NER",
-    "dlp": "masks numbers, phones, emails, dates, spelled letters and other formats by pattern",
-}
-_STRATEGY_HELP = {"top1": "the model's best word", "topk": "a word drawn among the model's top K",
-                  "sample": "a word drawn with the model's probabilities"}
-_FILLER_HELP = {"llm": "the SmolLM2 scorer", "mlm": "a masked LM", "llm-instruct": "instruction-tuned SmolLM2",
-                "faker": "generated values of each placeholder's type"}
+def describe_technique(name: str) -> str:
+    """The masker's own description (``Masker.description``), else a pointer to ``veil ls``."""
+    from veil.registry import maskers
+
+    return (getattr(maskers.get(name), "description", "") if name in maskers else "") or "see veil ls"
 
 
 def describe_method(name: str, variant: Any = None) -> str:
-    """One sentence for the legend: the built-in text, or one made from the method's settings."""
-    if name in METHOD_HELP:
-        return METHOD_HELP[name]
+    """One sentence for the legend: the variant's own (a baseline's, see ``veil.experiment.spec.BASELINES``),
+    or one made from the method's settings, its filler's and strategy's descriptions."""
+    if variant is not None and getattr(variant, "description", None):
+        return variant.description
     if variant is None or not getattr(variant, "filler", None):
         return "see the experiment file"
+    from veil.fill.strategies import DESCRIPTIONS
+    from veil.registry import fillers
+
+    filler = (getattr(fillers.get(variant.filler), "description", "") if variant.filler in fillers else "")
     strategy = variant.strategy if variant.strategy != "topk" else f"topk (K={variant.k})"
-    text = (f"the masked text filled by {_FILLER_HELP.get(variant.filler, variant.filler)}: every placeholder "
-            f"replaced by {_STRATEGY_HELP.get(variant.strategy, variant.strategy)} [{strategy}]")
+    text = (f"the masked text filled by {filler or variant.filler}: every placeholder "
+            f"replaced by {DESCRIPTIONS.get(variant.strategy, variant.strategy)} [{strategy}]")
     if variant.options.get("avoid_proposals"):
         text += ", proposals kept off the technique's word list"
     if variant.finetune:
@@ -87,11 +75,9 @@ def method_colours(methods: Sequence[str]) -> dict[str, str]:
 def plots(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Sequence[str],
           colours: dict[str, str] | None = None) -> list[dict[str, str]]:
     """The report's figures: perplexity per method and technique, gap recovered, share masked."""
-    import matplotlib
+    from veil.io.tables import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     colours = colours or method_colours(methods)
     out: list[dict[str, str]] = []
     cell = {(r["technique"], r["method"]): r for r in rows}
@@ -247,7 +233,7 @@ def render_html(*, title: str, results_md: str, times_md: str, figures: list[dic
         legend=legend, noise=noise, audit=audit, examples=examples,
         task_table=md_to_html(_table_only(task_md)) if task_md else "",
         task_note=next((ln for ln in task_md.splitlines() if ln and not ln.startswith(("#", "|"))), ""),
-        technique_help=[{"name": t, "text": TECHNIQUE_HELP.get(t, "see veil ls")} for t in techniques],
+        technique_help=[{"name": t, "text": describe_technique(t)} for t in techniques],
         examples_note=("A few training documents as each technique masked them and each method filled them. "
                        "The originals are shown because the experiment file asked for examples "
                        "(report: {examples: N}); a report with examples holds private text."))

@@ -2,34 +2,26 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 from typing import Any, Sequence
 
+from veil.downstream.asr.stage import COLUMNS as ASR_COLUMNS
+from veil.downstream.task.stage import COLUMNS as TASK_COLUMNS
+from veil.io.tables import csv_text
+from veil.numeric import sample_std
+
 COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered", "perplexity_std", "gap_recovered_std",
            "seeds", "perplexity_seeds", "train_docs", "train_words", "test_words", "pretrain_s", "mask_s",
            "filler_ft_s", "fill_s", "lm_finetune_s", "evaluate_s", "computed", "lm_dir",
-           # the task evaluation (veil.downstream.task.stage.COLUMNS; empty without a task: section)
-           "da_macro_f1", "da_accuracy", "da_macro_f1_std", "da_accuracy_std", "da_seeds", "task_s",
-           # the LM-fused ASR evaluation (veil.downstream.asr): WER in percent; the no_lm row also has the n-best oracle
-           "wer", "nbest_oracle_wer", "asr_lambda", "asr_beta", "asr_test_utterances", "asr_s"]
+           # the evaluations beside perplexity name their own columns (empty without their section)
+           *TASK_COLUMNS, *ASR_COLUMNS]
 
 
 def atomic_write(path: Path, text: str) -> None:
     from veil.io.atomic import write_text_atomic
 
     write_text_atomic(path, text)
-
-
-def _std(xs: Sequence[float]) -> float | None:
-    """Sample standard deviation; None for fewer than two finite values."""
-    xs = [x for x in xs if x is not None and math.isfinite(x)]
-    if len(xs) < 2:
-        return None
-    m = sum(xs) / len(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
 def _gap(b0: float, oracle: float, ppl: float) -> float | None:
@@ -52,7 +44,7 @@ def add_gap(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         seeds = list(r.get("perplexity_seeds") or [r["perplexity"]])
         r["seeds"] = len(seeds)
-        r["perplexity_std"] = _std(seeds)
+        r["perplexity_std"] = sample_std(seeds)
         g = gstd = None
         b = b0.get(r["technique"])
         if oracle is not None and b is not None and r["method"] != "oracle":
@@ -60,20 +52,14 @@ def add_gap(rows: list[dict[str, Any]]) -> None:
             per = [_gap(bs, os_, ms) for bs, os_, ms in zip(b.get("perplexity_seeds") or [b["perplexity"]],
                                                            oracle.get("perplexity_seeds") or [oracle["perplexity"]],
                                                            seeds)]
-            gstd = _std([x for x in per if x is not None]) if r["method"] != "baseline0" else None
+            gstd = sample_std([x for x in per if x is not None]) if r["method"] != "baseline0" else None
         r["gap_recovered"] = g
         r["gap_recovered_std"] = gstd
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({c: ("" if r.get(c) is None else
-                        " ".join(f"{x:.4f}" for x in r[c]) if isinstance(r.get(c), (list, tuple)) else r.get(c))
-                    for c in COLUMNS})
-    return buf.getvalue()
+    """results.csv: one row per (technique, method), the :data:`COLUMNS`; a list (per-seed values) as one cell."""
+    return csv_text(rows, COLUMNS, lambda v: " ".join(f"{x:.4f}" for x in v) if isinstance(v, (list, tuple)) else v)
 
 
 def _pm(x: float | None, fmt: str) -> str:
@@ -129,27 +115,3 @@ def wall_times_markdown(rows: Sequence[dict[str, Any]]) -> str:
         out.append(f"| {r['technique'] or '-'} | {r['method']} | " +
                    " | ".join("" if r.get(c) in (None, "") else f"{float(r[c]):.0f}" for c in cols) + " |")
     return "\n".join(out) + "\n"
-
-
-def wer_markdown(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Sequence[str]) -> str:
-    """The paper's Table 6: WER (%) of the recogniser with each method's LM fused in; "" without WER rows."""
-    no_lm = next((r for r in rows if r["method"] == "no_lm" and r.get("wer") is not None), None)
-    if no_lm is None:
-        return ""
-    cell = {(r["technique"], r["method"]): r for r in rows if r.get("wer") is not None}
-    lines = [f"Word error rate (%) on {no_lm.get('asr_test_utterances', '?')} test utterances, the n-best list "
-             f"rescored with log p_asr + λ·log p_LM + β·words; λ = {no_lm['asr_lambda']:g} and "
-             f"β = {no_lm['asr_beta']:g} were tuned once on the development split with the Oracle LM and fixed "
-             "for every method.", "",
-             "| method | " + " | ".join(techniques) + " |", "|---|" + "---|" * len(techniques)]
-    for m in ["no_lm"] + [m for m in methods if m != "no_lm"]:
-        vals = []
-        for t in techniques:
-            r = cell.get(("", m)) or cell.get((t, m))
-            vals.append("" if r is None else f"{r['wer']:.2f}")
-        if any(vals):
-            lines.append(f"| {m} | " + " | ".join(vals) + " |")
-    o = no_lm.get("nbest_oracle_wer")
-    if o is not None:
-        lines.append("| n-best oracle (the best any rescoring could do) | " + " | ".join(f"{o:.2f}" for _ in techniques) + " |")
-    return "\n".join(lines) + "\n"

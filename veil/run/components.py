@@ -40,7 +40,7 @@ def build_engine(maskers: Sequence[str] | None = None, placeholder: str = DEFAUL
             cls = registry.get(name)
         except KeyError as e:
             raise VeilError(str(e.args[0])) from None
-        from veil.options import check_call_options
+        from veil.config import check_call_options
 
         check_call_options(cls, options.get(name, {}), f"masker {name}")  # --set dlp.min_score=abc: one line
         try:
@@ -60,7 +60,7 @@ def build_filler(name: str = DEFAULT_FILLER, **options: Any) -> Any:
         cls = fillers.get(name)
     except KeyError as e:
         raise VeilError(str(e.args[0])) from None
-    from veil.options import check_call_options
+    from veil.config import check_call_options
 
     check_call_options(cls, options, f"filler {name}")
     try:

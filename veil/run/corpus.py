@@ -37,7 +37,7 @@ from veil.run.components import DEFAULT_MASKERS, DEFAULT_PLACEHOLDER, build_engi
 from veil.run.executors import LocalExecutor
 from veil.run.groups import batches_of, units_of
 from veil.run.stages import FillFailure, FillStage, MaskStage, StageOutput
-from veil.types import FilledDocument, MaskedDocument
+from veil.types import MaskedDocument
 
 log = logging.getLogger(__name__)
 
@@ -310,12 +310,3 @@ def mask_documents(docs: Iterable[Any], engine: Any, *, executor: Any = None, ba
                 counts[k] = counts.get(k, 0) + v
         for u in out.units:
             yield from u
-
-
-def fill_documents(filler: Any, docs: Sequence[MaskedDocument], chunk_size: int = 256,
-                   progress: bool = False, executor: Any = None, grouped: bool = False) -> list[FilledDocument]:
-    """Fill in memory, chunk by chunk, with a progress bar (``veil finetune`` rounds)."""
-    stage = FillStage(filler if callable(filler) and not hasattr(filler, "fill") else (lambda: filler))
-    return [d for out in map_units(stage, docs, executor=executor, batch_size=chunk_size, grouped=grouped,
-                                   progress=progress, total=len(docs), desc="fill")
-            for u in out.units for d in u]

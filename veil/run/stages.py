@@ -11,17 +11,13 @@ not depend on how the corpus is cut into batches, or on where they run.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from veil.errors import VeilError
+from veil.fill.fallback import FillFailure, fill_batch
 from veil.types import Document, FilledDocument, MaskedDocument
 
 log = logging.getLogger(__name__)
-
-#: what an unfillable plain-word marker becomes (a typed one gets its type's Faker value)
-FALLBACK_WORD = "something"
-
 
 # --- mask ---------------------------------------------------------------------------------------
 def mask_units(units: Sequence[Sequence[Document]], engine: Any, counts: dict[str, int] | None = None,
@@ -61,32 +57,6 @@ def mask_batch(docs: Sequence[Document], engine: Any,
 
 
 # --- fill ---------------------------------------------------------------------------------------
-@dataclass
-class FillFailure:
-    """A document the filler could not fill; it was filled with its types' fallbacks instead."""
-
-    doc_id: str
-    reason: str
-
-
-def fill_batch(docs: Sequence[MaskedDocument], filler: Any,
-               failures: list[FillFailure] | None = None) -> list[FilledDocument]:
-    """Fill a batch; a document the filler fails on is filled with fallbacks and reported, never aborting.
-
-    A failure of the whole batch is retried document by document, so one bad document costs only
-    its own fill (every document draws from its own seeded RNG: the others fill identically).
-    """
-    try:
-        return list(filler.fill(docs))
-    except VeilError as e:
-        if len(docs) == 1:
-            if failures is not None:
-                failures.append(FillFailure(docs[0].id, str(e)))
-            log.warning("document %r: %s; filled with fallback values", docs[0].id, e)
-            return [fallback_fill(docs[0], getattr(filler, "seed", 0))]
-    return [d for doc in docs for d in fill_batch([doc], filler, failures)]
-
-
 def fill_units(units: Sequence[Sequence[MaskedDocument]], filler: Any,
                failures: list[FillFailure] | None = None) -> list[list[FilledDocument]]:
     """Fill every unit; a group is filled as one document (one substitute per entity across its records)."""
@@ -96,36 +66,6 @@ def fill_units(units: Sequence[Sequence[MaskedDocument]], filler: Any,
     filled = fill_batch(joined, filler, failures)
     return [[f] if len(u) == 1 and u[0].group is None else split_filled(u, j, f)
             for u, j, f in zip(units, joined, filled)]
-
-
-def fallback_fill(doc: MaskedDocument, seed: int = 0) -> FilledDocument:
-    """Every marker of ``doc`` replaced by its type's Faker value (or ``FALLBACK_WORD``), same key same value."""
-    from veil.fill import typed
-    from veil.fill.base import doc_rng, document_slots
-    from veil.markers import unescape
-    from veil.types import Substitution
-
-    try:
-        slots = document_slots(doc)
-    except VeilError:  # placeholders that do not match the text: its markers are what must go
-        slots = document_slots(replace(doc, placeholders=()))
-    rng = doc_rng(seed, doc.id)
-    values: dict[str, str] = {}
-    parts: list[str] = []
-    subs: list[Substitution] = []
-    pos = out_len = 0
-    for s in slots:
-        if s.key not in values:
-            values[s.key] = typed.fake_value(s.label, rng, s.shape) if typed.has_fallback(s.label) else FALLBACK_WORD
-        seg = unescape(doc.text[pos:s.start])
-        parts += [seg, values[s.key]]
-        out_len += len(seg)
-        value = values[s.key]
-        subs.append(Substitution(doc.id, s.marker, s.key, s.label, value, out_len, out_len + len(value)))
-        out_len += len(value)
-        pos = s.end
-    parts.append(unescape(doc.text[pos:]))
-    return FilledDocument(doc.id, "".join(parts), tuple(subs), doc.person, doc.group, dict(doc.meta))
 
 
 # --- the stages ---------------------------------------------------------------------------------

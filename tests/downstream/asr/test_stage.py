@@ -160,7 +160,7 @@ def test_sentence_logprobs_match_the_perplexity_stream_and_do_not_depend_on_batc
 
 def test_sentence_logprobs_with_a_pretrained_models_own_tokenizer():
     """The SmolLM2-style downstream LM (``lm.model``): its tokenizer, pad = eos, same scores batched or not."""
-    from veil.models.smollm2 import build_tiny_causal_lm
+    from tests.tiny_models import build_tiny_causal_lm
     from veil.downstream import lm
 
     texts = sentences(6, 7)
@@ -179,7 +179,7 @@ def test_hypotheses_are_scored_in_the_form_of_the_corpus_lines(tmp_path):
     from veil.downstream.asr.settings import ASRSettings
     from veil.downstream.asr.stage import ASREvaluation, shared_lead
     from veil.cache import StageCache
-    from veil.models.smollm2 import build_tiny_causal_lm
+    from tests.tiny_models import build_tiny_causal_lm
     from veil.downstream import lm
 
     assert shared_lead([" the cat sat ", " a dog "]) == " "

@@ -274,7 +274,8 @@ def test_experiment_run_writes_task_columns(tmp_path, monkeypatch):
 
 
 def test_shipped_task_experiment_parses():
-    from veil.experiment.spec import ROOT, load_spec
+    from veil.experiment.spec import load_spec
+    from veil.io.paths import ROOT
 
     try:
         spec = load_spec(ROOT / "experiments" / "switchboard_task.yaml")

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from veil.mask.neural.train import (LABELS, DetectorTrainConfig, Window, build_model, label_pieces, load, masked_loss,
-                                 pack, train)
+from veil.mask.neural.saved import load
+from veil.mask.neural.train import (LABELS, DetectorTrainConfig, Window, build_model, label_pieces, masked_loss, pack,
+                                    train)
 from veil.mask.neural.data import TYPES, Example, tab_heldout
 from veil.mask.gold import GoldDocument
 from veil.types import Document

@@ -32,7 +32,7 @@ to exactly one person.
 from __future__ import annotations
 
 from veil.audit.ppmlm.methods import (  # noqa: F401
-    Chunk, DEFAULT_METHODS, METHODS, Method, PSEUDONYM, TrainConfig,
+    Chunk, DEFAULT_METHODS, Method, PSEUDONYM, TrainConfig, method_label,
 )
 from veil.audit.ppmlm.identifiers import (  # noqa: F401
     direct_words, protected_flags, pseudonymise, split_indirect, stop_words,

@@ -10,7 +10,8 @@ from typing import Any, Sequence
 
 from veil.audit.metrics import Prediction
 from veil.audit.ppmlm.identifiers import direct_words, protected_flags, split_indirect, stop_words
-from veil.audit.ppmlm.methods import Chunk, METHODS, Method, PSEUDONYM, TrainConfig
+from veil.audit.ppmlm.methods import Chunk, Method, PSEUDONYM, TrainConfig
+from veil.registry import ppmlm_methods
 from veil.audit.ppmlm.probing import ProbePlan, plan_probes, probe, training_counts
 from veil.audit.ppmlm.sequences import encode_documents
 from veil.audit.ppmlm.training import train
@@ -167,7 +168,7 @@ def evaluate_method(model: Any, tok: Any, data: AuditData, cfg: AuditConfig, tra
         kinds[w] = "both" if w in kinds else "indirect"
     # repetitions in the text this method was trained on: MLMA's pseudonymised text has no direct
     # identifiers left (the paper's Figure 5 notes MLMA's low repetition counts for that reason)
-    method = METHODS.get(name)
+    method = ppmlm_methods.get(name) if name in ppmlm_methods else None
     trained_on = data.pseudonymised_chunks if method is not None and method.pseudonymise else data.member_chunks
     regurg = metrics.regurgitation(mpred, kinds, training_counts(trained_on))
     by_person: dict[str, list[Prediction]] = {}
@@ -208,9 +209,9 @@ def run_method(name: str, data: AuditData, model_name: str | None, tok: Any, cfg
 
     from veil.models.minilm import load_masked_lm
 
-    if name not in METHODS:
-        raise VeilError(f"unknown method {name!r}; known: {', '.join(METHODS)}")
-    method = METHODS[name]
+    if name not in ppmlm_methods:
+        raise VeilError(f"unknown method {name!r}; known: {', '.join(ppmlm_methods.names())}")
+    method = ppmlm_methods.get(name)
     t0 = time.time()
     model, _ = load_masked_lm(model_name, warmup=warmup)
     train_stats: dict[str, Any] = {}

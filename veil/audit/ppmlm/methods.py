@@ -15,18 +15,26 @@ class Method:
     pseudonymise: bool = False  # direct identifiers replaced by "X" in the training text (MLMA)
     dp: bool = False  # DP-SGD with Opacus
     train: bool = True  # False: evaluate the pre-trained model as it is
+    label: str = ""  # the name in tables and plots (the paper's)
 
 
-METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("mlm"),
-    Method("mlma", pseudonymise=True),
-    Method("dppmlm", protect_direct=True),
-    Method("ippmlm", protect_indirect=True),
-    Method("ppmlm", protect_direct=True, protect_indirect=True),
-    Method("dp", dp=True),
-    Method("base", train=False),
-)}
+# each registered by name in veil.registry.ppmlm_methods
+MLM = Method("mlm", label="MLM")
+MLMA = Method("mlma", pseudonymise=True, label="MLMA")
+DPPMLM = Method("dppmlm", protect_direct=True, label="DPPMLM")
+IPPMLM = Method("ippmlm", protect_indirect=True, label="IPPMLM")
+PPMLM = Method("ppmlm", protect_direct=True, protect_indirect=True, label="PPMLM")
+DP = Method("dp", dp=True, label="DP")
+BASE = Method("base", train=False, label="no fine-tuning")
+#: what ``veil audit ppmlm`` runs unless told otherwise, in this order
 DEFAULT_METHODS = ("mlm", "mlma", "dppmlm", "ippmlm", "ppmlm", "dp")
+
+
+def method_label(name: str) -> str:
+    """The table name of a registered method (its name when unknown)."""
+    from veil.registry import ppmlm_methods
+
+    return ppmlm_methods.get(name).label if name in ppmlm_methods else name
 PSEUDONYM = "X"
 
 

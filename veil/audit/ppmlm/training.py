@@ -57,9 +57,7 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
     """Fine-tune ``model`` in place; returns training statistics (losses, steps, DP epsilon)."""
     import torch
     from torch.utils.data import DataLoader
-    from transformers import get_linear_schedule_with_warmup
-
-    from veil.training import optimise
+    from veil.training import linear_schedule, optimise
 
     from veil.models.minilm import masked_positions_loss
 
@@ -89,7 +87,7 @@ def train(model: Any, tok: Any, chunks: list[Chunk], method: Method, cfg: TrainC
                        "grad_sample_mode": cfg.dp_grad_sample_mode,
                        "unit": "sequence (sample-level DP, not person-level)"}
     steps = cfg.epochs * len(loader)
-    sched = get_linear_schedule_with_warmup(opt, 0, max(1, steps))
+    sched = linear_schedule(opt, max(1, steps))
 
     def batches() -> Iterator[Any]:
         for _ in range(cfg.epochs):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from veil.config import from_mapping
 from veil.errors import VeilError
 
 TEXT_FORMS = ("plain", "ptb")
@@ -42,16 +43,10 @@ class ASRSettings:
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> "ASRSettings":
         d = dict(d or {})
-        unknown = sorted(set(d) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise VeilError(f"asr: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(cls.__dataclass_fields__))}")
         for key in ("voices", "rates", "skip_tokens", "lm_weights", "word_bonus"):
             if key in d and not isinstance(d[key], list):
                 d[key] = [d[key]]
-        from veil.options import check_dataclass_options
-
-        check_dataclass_options(cls, d, "asr")
-        s = cls(**d)
+        s = from_mapping(cls, d, "asr")
         if not isinstance(s.speech, str) or not s.speech:
             raise VeilError("asr.speech: 'synth' or the path of a JSONL manifest / a folder of .wav + .txt")
         if s.text_form not in TEXT_FORMS:

@@ -22,6 +22,9 @@ from veil.textutil import count_words
 
 log = logging.getLogger(__name__)
 
+#: the results columns this stage fills (results.csv): WER in percent; the no_lm row also has the n-best oracle
+COLUMNS = ["wer", "nbest_oracle_wer", "asr_lambda", "asr_beta", "asr_test_utterances", "asr_s"]
+
 
 def shared_lead(texts: Sequence[str]) -> str:
     """The leading whitespace every text starts with, ``""`` when they differ (PTB's lines all start with a space).
@@ -62,7 +65,7 @@ class ASREvaluation:
 
         s = self.s
         if s.speech != "synth":
-            from veil.experiment.spec import resolve_path
+            from veil.io.paths import resolve_path
 
             utts = read_speech(resolve_path(s.speech, self.base))
             return utts, audio_digest(utts), 0.0
@@ -95,7 +98,7 @@ class ASREvaluation:
         if self._nbest is not None:
             return self._nbest
         from veil.downstream.asr.recognise import WhisperNBest, default_model_path, load_audio, model_identity
-        from veil.experiment.spec import resolve_path
+        from veil.io.paths import resolve_path
 
         s = self.s
         utts, speech_key, speech_s = self.speech(test_texts)
@@ -214,3 +217,27 @@ class ASREvaluation:
                  "asr_dev_wer": dev_wer, "asr_s": round(nbest_s, 2)}
         log.info("WER without LM %.2f%%, n-best oracle %.2f%%", no_lm["wer"], no_lm["nbest_oracle_wer"])
         return no_lm
+
+
+def wer_markdown(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Sequence[str]) -> str:
+    """The paper's Table 6: WER (%) of the recogniser with each method's LM fused in; "" without WER rows."""
+    no_lm = next((r for r in rows if r["method"] == "no_lm" and r.get("wer") is not None), None)
+    if no_lm is None:
+        return ""
+    cell = {(r["technique"], r["method"]): r for r in rows if r.get("wer") is not None}
+    lines = [f"Word error rate (%) on {no_lm.get('asr_test_utterances', '?')} test utterances, the n-best list "
+             f"rescored with log p_asr + λ·log p_LM + β·words; λ = {no_lm['asr_lambda']:g} and "
+             f"β = {no_lm['asr_beta']:g} were tuned once on the development split with the Oracle LM and fixed "
+             "for every method.", "",
+             "| method | " + " | ".join(techniques) + " |", "|---|" + "---|" * len(techniques)]
+    for m in ["no_lm"] + [m for m in methods if m != "no_lm"]:
+        vals = []
+        for t in techniques:
+            r = cell.get(("", m)) or cell.get((t, m))
+            vals.append("" if r is None else f"{r['wer']:.2f}")
+        if any(vals):
+            lines.append(f"| {m} | " + " | ".join(vals) + " |")
+    o = no_lm.get("nbest_oracle_wer")
+    if o is not None:
+        lines.append("| n-best oracle (the best any rescoring could do) | " + " | ".join(f"{o:.2f}" for _ in techniques) + " |")
+    return "\n".join(lines) + "\n"

@@ -99,10 +99,9 @@ def minilm_fit_predict(s: Any, train: Sequence[tuple[str, str]], y: Sequence[int
 def _minilm_fit_predict(s: Any, train: Sequence[tuple[str, str]], y: Sequence[int], test: Sequence[tuple[str, str]],
                         n_classes: int, seed: int, progress: bool, desc: str) -> tuple[list[int], dict[str, Any]]:
     import torch
-    from transformers import get_linear_schedule_with_warmup
 
-    from veil.models.smollm2 import resolve_device
-    from veil.training import optimise
+    from veil.models.device import resolve_device
+    from veil.training import adamw, optimise
 
     device = resolve_device(s.device)
     torch.manual_seed(seed)
@@ -146,8 +145,7 @@ def _minilm_fit_predict(s: Any, train: Sequence[tuple[str, str]], y: Sequence[in
                "weight_decay": 0.0 if nd else s.weight_decay}
               for part, lr in ((body, s.lr), (head, s.head_lr)) for nd in (False, True)]
     groups = [g for g in groups if g["params"]]
-    opt = torch.optim.AdamW(groups, lr=s.lr)
-    sched = get_linear_schedule_with_warmup(opt, max(1, int(0.06 * steps)), steps)
+    opt, sched = adamw(groups, lr=s.lr, total=steps, warmup=max(1, int(0.06 * steps)))
     model.train()
     losses = optimise(batches(), loss_of, opt, sched, clip_params=[p for _, p in named], desc=f"fine-tune {desc}",
                       progress=progress, window=20, total=steps)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
+from veil.config import from_mapping
 from veil.errors import VeilError
 
 TASKS = ("dialogue_acts",)
@@ -48,17 +49,7 @@ class TaskSettings:
             d = {"name": d}
         if not isinstance(d, dict):
             raise VeilError("task: must be a mapping (name, classifier, context, epochs, ...)")
-        known = {f.name for f in fields(cls)}
-        unknown = set(d) - known
-        if unknown:
-            raise VeilError(f"task: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
-        from veil.options import check_dataclass_options
-
-        check_dataclass_options(cls, d, "task")
-        try:
-            s = cls(**d)
-        except TypeError as e:
-            raise VeilError(f"task: {e}") from None
+        s = from_mapping(cls, d, "task")
         s.check()
         return s
 

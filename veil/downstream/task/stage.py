@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from veil.errors import VeilError
+from veil.numeric import sample_std
 from veil.cache import StageCache, stable_hash, texts_hash
 from veil.downstream.task.labels import TagSet, labels_by_id, previous_ids, scores
 from veil.downstream.task.settings import TaskSettings
@@ -40,9 +41,7 @@ def read_ids(path: Path) -> list[str]:
 
 
 def _mean_std(xs: Sequence[float]) -> tuple[float, float | None]:
-    from veil.report.tables import _std
-
-    return sum(xs) / len(xs), _std(xs)
+    return sum(xs) / len(xs), sample_std(xs)
 
 
 class TaskStage:

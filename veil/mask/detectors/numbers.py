@@ -6,38 +6,53 @@ import re
 from typing import Iterator
 
 from veil.mask.detectors.base import Detector, PatternDetector
+from veil.shapes import DIGIT_WORDS
 from veil.types import Span
 
 
-def luhn_ok(digits: str) -> bool:
+def _luhn_sum(digits: str) -> int:
     total = 0
     for i, c in enumerate(reversed(digits)):
         d = ord(c) - 48
         if i % 2:
             d = d * 2 - 9 if d > 4 else d * 2
         total += d
-    return total % 10 == 0
+    return total
+
+
+def luhn_ok(digits: str) -> bool:
+    """Whether ``digits`` end in their Luhn check digit (card numbers)."""
+    return _luhn_sum(digits) % 10 == 0
+
+
+def luhn_check_digit(body: str) -> str:
+    """The digit that makes ``body + digit`` pass :func:`luhn_ok`."""
+    return str((10 - _luhn_sum(body + "0") % 10) % 10)
 
 
 def _has_digit(text: str) -> bool:
     return any(c.isdigit() for c in text)
 
 
-class CreditCardDetector(PatternDetector):
+class _DigitsDetector(PatternDetector):
+    """A pattern detector whose every hit holds a digit: texts without one are skipped before the regexes."""
+
+    def may_match(self, text: str) -> bool:
+        return _has_digit(text)
+
+
+class CreditCardDetector(_DigitsDetector):
     label = "CREDIT_CARD_NUMBER"
     PATTERNS = ((r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])", 0.9),)
     CONTEXT = r"credit|card|visa|mastercard|amex|american express|discover|cc"
     CONTEXT_BOOST = 0.1
-
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text)
 
     def validate(self, surface: str) -> bool:
         digits = re.sub(r"\D", "", surface)
         return 13 <= len(digits) <= 19 and luhn_ok(digits) and len(set(digits)) > 1
 
 
-class UsSsnDetector(PatternDetector):
+class UsSsnDetector(_DigitsDetector):
     label = "US_SOCIAL_SECURITY_NUMBER"
     PATTERNS = (
         (r"(?<![\d-])\d{3}([- .])\d{2}\1\d{4}(?![\d-])", 0.8),
@@ -46,17 +61,13 @@ class UsSsnDetector(PatternDetector):
     CONTEXT = r"social security|social|ssn|ssns|ss#|ssid"
     CONTEXT_BOOST = 0.5
 
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text)
-
     def validate(self, surface: str) -> bool:
         d = re.sub(r"\D", "", surface)
         # never issued: area 000, 666, 9xx; group 00; serial 0000
         return not (d[:3] in ("000", "666") or d[0] == "9" or d[3:5] == "00" or d[5:] == "0000")
 
 
-_UNITS = {"zero": 1, "oh": 1, "o": 1, "one": 1, "two": 1, "three": 1, "four": 1, "five": 1, "six": 1,
-          "seven": 1, "eight": 1, "nine": 1}
+_UNITS = dict.fromkeys(("zero", "oh", "o", *DIGIT_WORDS[1:]), 1)
 _TEENS = {w: 2 for w in ("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen "
                          "nineteen").split()}
 _TENS = {w: 2 for w in "twenty thirty forty fifty sixty seventy eighty ninety".split()}
@@ -133,7 +144,7 @@ _DAY_NUM = r"(?:[12]\d|3[01]|0?[1-9])"
 _DAY = _DAY_NUM + r"(?:st|nd|rd|th)?"
 
 
-_UNIT_W = "one|two|three|four|five|six|seven|eight|nine"
+_UNIT_W = "|".join(DIGIT_WORDS[1:])
 _ORD_UNIT_W = "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth"
 # a day of the month as speech recognition writes it: "twenty two", "twenty-second", "the first"
 _SPOKEN_DAY = (r"(?:(?:twenty|thirty)(?:[\s-](?:" + _UNIT_W + "|" + _ORD_UNIT_W + r"))?|twentieth|thirtieth|"
@@ -189,7 +200,7 @@ class DateDetector(PatternDetector):
     )
 
 
-class AgeDetector(PatternDetector):
+class AgeDetector(_DigitsDetector):
     label = "AGE"
     PATTERNS = (
         (r"\b\d{1,3}(?:\s*-\s*|\s+)(?:years?|yrs?)(?:\s*-\s*|\s+)old\b", 0.8),
@@ -200,11 +211,8 @@ class AgeDetector(PatternDetector):
     )
     FLAGS = re.IGNORECASE
 
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text)
 
-
-class StreetAddressDetector(PatternDetector):
+class StreetAddressDetector(_DigitsDetector):
     """US-style street addresses: "14 Crown Street", "221B Baker St.", "Suite 501", "P.O. Box 12"."""
 
     label = "STREET_ADDRESS"
@@ -215,9 +223,6 @@ class StreetAddressDetector(PatternDetector):
         (r"\b(?:Apt|Apartment|Suite|Ste|Unit|Room|Floor)\.?\s*#?\s*\d+[A-Za-z]?\b", 0.6),
         (r"\b(?:P\.?\s?O\.?\s+Box|PSC|Box)\s+\d+\b", 0.6),
     )
-
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text)
 
 
 _NUM_WORDS_RE = "|".join(sorted((w for w in _NUMBER_WORDS if w not in ("o", "oh", "double", "triple")),
@@ -272,7 +277,7 @@ class MoneyDetector(PatternDetector):
         super().__init__()
         # as speech recognition writes it: "eur four thousand", "trl thirty million". A lower-case code
         # counts only where it is no common English word ("try", "all" stay words)
-        from veil.mask.detectors.words import common_words
+        from veil.mask.allow_list import common_words
 
         codes = "|".join(c.lower() for c in _CURRENCY_CODES.split("|") if c.lower() not in common_words())
         self._patterns.append((re.compile(_APPROX + r"\b(?:" + codes + r")\s+" + _AMOUNT + r"\b"
@@ -306,7 +311,7 @@ _CODE_KEYWORDS = (r"(?:application|case|file|ref(?:erence)?|account|registration
 _SENTENCE_WORDS = r"(?:is|was|are|were|be|been|of|to|in|on|at|for|the|an?|it|its|my|your|our|his|her|as|by|and|or)"
 
 
-class CaseCodeDetector(PatternDetector):
+class CaseCodeDetector(_DigitsDetector):
     """Codes that identify a case, an application or an account, masked whole.
 
     A number detector masks the digit runs of "11/2345-A" or "no. 2" and leaves the rest, which a
@@ -329,6 +334,3 @@ class CaseCodeDetector(PatternDetector):
         (r"(?P<hit>\[\d{4}\]\s+\d{1,4}\s+[A-Z][A-Za-z]{1,5}\s+\d+)", 0.8),
     )
     FLAGS = re.IGNORECASE
-
-    def may_match(self, text: str) -> bool:
-        return _has_digit(text)

@@ -9,17 +9,10 @@ from typing import Iterator, Mapping
 
 from veil.errors import InputError, VeilError
 from veil.markers import LABELS, check_label
+from veil.mask.allow_list import common_words
 from veil.mask.detectors.base import Detector, inside, near
 from veil.mask.detectors.numbers import _NUMBER_WORDS
 from veil.types import Span
-
-
-@lru_cache(maxsize=1)
-def common_words() -> frozenset[str]:
-    """wordfreq's 10,000 most frequent English words (lower case), loaded on first use."""
-    from veil.mask.allow_list import build_vocabulary, wordfreq_top
-
-    return build_vocabulary(wordfreq_top(10000))
 
 
 _DIGIT_OR_WORD = r"(?:\d+|" + "|".join(w for w in sorted(_NUMBER_WORDS, key=len, reverse=True)

@@ -39,9 +39,7 @@ PRESIDIO_TYPES = {"PERSON": "PER", "ORGANIZATION": "ORG", "GPE": "LOC", "STREET_
 
 #: files under the shared data folder
 CONLL_TRAIN = "conll2003/eng.train"
-CONLL_DEV = "conll2003/eng.testa"
 WNUT_TRAIN = "wnut17/wnut17train.conll"
-WNUT_DEV = "wnut17/emerging.dev.conll"
 TAB_FILE = "tab/tab_train_dev.jsonl"
 PRESIDIO_FILE = "presidio_synth/synth_dataset_v2_first750.json"
 
@@ -81,16 +79,6 @@ def gold_training_set(data: Path) -> list[Example]:
                      tab=True)
     out += _examples(presidio_split(read_gold(data / PRESIDIO_FILE, "presidio"))[0], PRESIDIO_TYPES, "presidio")
     return out
-
-
-def heldout_sets(data: Path) -> dict[str, tuple[list[GoldDocument], str]]:
-    """The evaluation sets, as gold documents with their format: never trained on."""
-    return {
-        "tab": ([g for g in read_gold(data / TAB_FILE, "tab") if tab_heldout(g)], "tab"),
-        "presidio_synth": (presidio_split(read_gold(data / PRESIDIO_FILE, "presidio"))[1], "presidio"),
-        "conll2003": (read_gold(data / CONLL_DEV, "conll"), "conll"),
-        "wnut17": (read_gold(data / WNUT_DEV, "conll"), "conll"),
-    }
 
 
 def conll_documents_as_sentences(examples: Sequence[Example]) -> list[Example]:

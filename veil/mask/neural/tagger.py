@@ -39,8 +39,8 @@ def load_detector(path: str | None, precision: str, threads: int) -> tuple[Any, 
 
     import onnxruntime as ort
 
-    from veil.mask.neural.train import (META_FILE, ONNX_FILE, ONNX_INT8_FILE, PACKAGED_DIR, load_tokenizer,
-                                     word_embeddings)
+    from veil.mask.neural.saved import (META_FILE, ONNX_FILE, ONNX_INT8_FILE, PACKAGED_DIR, load_tokenizer,
+                                        word_embeddings)
 
     folder = Path(path) if path else PACKAGED_DIR
     network = folder / (ONNX_INT8_FILE if precision == "int8" else ONNX_FILE)

@@ -1,16 +1,16 @@
-"""Fill stage reference (benchmarks and tests only): the ``llm`` filler's scorer written naively.
+"""Test reference for the fill stage (the tests and a benchmark): the ``llm`` filler's scorer written naively.
 
 One full-sentence forward per candidate and one forward per extension step, no cache, no batching:
 what a user would write. ``bench/bench_fill_llm_speed.py`` times veil's scorer against it and the
-tests check that veil's cached, batched scorer gives the same proposals and scores. It lives here,
-not in the package, because no user of veil needs it.
+tests check that veil's cached, batched scorer gives the same proposals and scores. It lives with
+the tests, not in the package, because no user of veil needs it.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from veil.fill.llm import WORD_RE, MarkerContext, _top
+from veil.fill.causal_scorer import WORD_RE, MarkerContext, _top
 from veil.markers import MARKER_RE
 
 

@@ -1,21 +1,56 @@
-"""Option values checked against the types their owner declares: one line for ``--set dlp.min_score=abc``.
+"""Core: settings mappings (an experiment file's sections, filler options) checked into dataclasses.
 
-A component's constructor (a masker, a filler) and a settings dataclass (``LMSettings``,
-``TaskSettings``, ``ASRSettings``) declare their options' types in their annotations. A value of
-another type -- text where a number belongs, as ``--set dlp.min_score=abc`` or an experiment's
-``--set lm.finetune_epochs=abc`` give -- used to pass construction and fail deep in the work (a
-comparison of a float with a string) with a traceback, or after hours of pre-training. Here it is
-one line before the work. Only simple annotations are checked (``int``, ``float``, ``bool``,
-``str``, ``None`` and their unions); richer ones are left to their owner.
+Every settings section is a dataclass with its defaults on one screen; :func:`from_mapping` builds one
+from a mapping and refuses, in one line, a key the dataclass does not have (a misspelt setting is
+never silently ignored) or a value of another type than the field declares. Checks of the values'
+ranges stay with each dataclass.
+
+The declared types are checked here for component options too (:func:`check_call_options`: a
+masker's or a filler's constructor). A value of another type -- text where a number belongs, as
+``--set dlp.min_score=abc`` or an experiment's ``--set lm.finetune_epochs=abc`` give -- used to pass
+construction and fail deep in the work (a float compared with a string) with a traceback, or after
+hours of pre-training. Only simple annotations are checked (``int``, ``float``, ``bool``, ``str``,
+``None`` and their unions); richer ones are left to their owner.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any, Callable, Mapping
+from dataclasses import fields
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from veil.errors import VeilError
+
+T = TypeVar("T")
+
+
+def check_keys(d: Mapping[str, Any], known: Iterable[str], what: str, noun: str = "key",
+               list_known: bool = True) -> None:
+    """``VeilError`` naming the keys of ``d`` not in ``known`` (and, with ``list_known``, the known ones)."""
+    known = set(known)
+    unknown = sorted(set(d) - known)
+    if unknown:
+        tail = f"; known: {', '.join(sorted(known))}" if list_known else ""
+        raise VeilError(f"{what}: unknown {noun}(s) {', '.join(unknown)}{tail}")
+
+
+def field_names(cls: type) -> list[str]:
+    """The names a dataclass takes as settings."""
+    return [f.name for f in fields(cls) if f.init]
+
+
+def from_mapping(cls: type[T], d: Mapping[str, Any] | None, what: str, noun: str = "key",
+                 list_known: bool = True) -> T:
+    """``cls(**d)``: an unknown key, or a value its constructor refuses, is one ``VeilError`` line."""
+    d = dict(d or {})
+    check_keys(d, field_names(cls), what, noun, list_known)
+    check_dataclass_options(cls, d, what)
+    try:
+        return cls(**d)
+    except TypeError as e:
+        raise VeilError(f"{what}: {e}") from None
+
 
 _SIMPLE: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,),
                                         "None": (type(None),)}

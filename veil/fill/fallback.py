@@ -1,0 +1,94 @@
+"""Fill stage: fill a batch without ever aborting on one document (its types' fallback values instead).
+
+:func:`fill_batch` is the batch function every fill goes through (the corpus loop, the Python API,
+the Ray and HF executors, fine-tuning rounds): a document the filler fails on is filled by
+:func:`fallback_fill` and reported as a :class:`FillFailure`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+from veil.errors import VeilError
+from veil.types import FilledDocument, MaskedDocument
+
+log = logging.getLogger(__name__)
+
+#: what an unfillable plain-word marker becomes (a typed one gets its type's Faker value)
+FALLBACK_WORD = "something"
+
+
+@dataclass
+class FillFailure:
+    """A document the filler could not fill; it was filled with its types' fallbacks instead."""
+
+    doc_id: str
+    reason: str
+
+
+def fill_batch(docs: Sequence[MaskedDocument], filler: Any,
+               failures: list[FillFailure] | None = None) -> list[FilledDocument]:
+    """Fill a batch; a document the filler fails on is filled with fallbacks and reported, never aborting.
+
+    A failure of the whole batch is retried document by document, so one bad document costs only
+    its own fill (every document draws from its own seeded RNG: the others fill identically).
+    """
+    try:
+        return list(filler.fill(docs))
+    except VeilError as e:
+        if len(docs) == 1:
+            if failures is not None:
+                failures.append(FillFailure(docs[0].id, str(e)))
+            log.warning("document %r: %s; filled with fallback values", docs[0].id, e)
+            return [fallback_fill(docs[0], getattr(filler, "seed", 0))]
+    return [d for doc in docs for d in fill_batch([doc], filler, failures)]
+
+
+def fallback_fill(doc: MaskedDocument, seed: int = 0) -> FilledDocument:
+    """Every marker of ``doc`` replaced by its type's Faker value (or ``FALLBACK_WORD``), same key same value."""
+    from veil.fill import typed
+    from veil.fill.base import doc_rng, document_slots
+    from veil.markers import unescape
+    from veil.types import Substitution
+
+    try:
+        slots = document_slots(doc)
+    except VeilError:  # placeholders that do not match the text: its markers are what must go
+        slots = document_slots(replace(doc, placeholders=()))
+    rng = doc_rng(seed, doc.id)
+    values: dict[str, str] = {}
+    parts: list[str] = []
+    subs: list[Substitution] = []
+    pos = out_len = 0
+    for s in slots:
+        if s.key not in values:
+            values[s.key] = typed.fake_value(s.label, rng, s.shape) if typed.has_fallback(s.label) else FALLBACK_WORD
+        seg = unescape(doc.text[pos:s.start])
+        parts += [seg, values[s.key]]
+        out_len += len(seg)
+        value = values[s.key]
+        subs.append(Substitution(doc.id, s.marker, s.key, s.label, value, out_len, out_len + len(value)))
+        out_len += len(value)
+        pos = s.end
+    parts.append(unescape(doc.text[pos:]))
+    return FilledDocument(doc.id, "".join(parts), tuple(subs), doc.person, doc.group, dict(doc.meta))
+
+
+def fill_documents(filler: Any, docs: Sequence[MaskedDocument], chunk_size: int = 256,
+                   progress: bool = False) -> list[FilledDocument]:
+    """Fill in memory, chunk by chunk, with a progress bar (fine-tuning rounds on a filler's own fills)."""
+    from tqdm import tqdm
+
+    from veil.io.formats import iter_batches
+
+    out: list[FilledDocument] = []
+    # disable=None: no bar when stderr is not a terminal (a log file of an unattended run stays readable)
+    with tqdm(total=len(docs), initial=0, desc="fill", unit="doc", disable=None if progress else True,
+              file=sys.stderr, dynamic_ncols=True) as bar:
+        for batch in iter_batches(docs, chunk_size):
+            out.extend(fill_batch(batch, filler))
+            bar.update(len(batch))
+    return out

@@ -1,0 +1,82 @@
+"""Fill stage: the MLM filler's *fill -> fine-tune* rounds (paper §3.2, *FT* on top1 / topk fills).
+
+Each round fills the whole masked corpus with the current model (:func:`veil.fill.fallback.fill_documents`),
+then fine-tunes it on those fills (:func:`veil.fill.finetune.train_mlm`); the next round starts from
+that model. ``mask-free`` data makes one round on the documents with no placeholder.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from veil.errors import VeilError
+from veil.fill.fallback import fill_documents
+from veil.fill.finetune import DATA_SOURCES, MLMTrainConfig, mask_free_texts, save_model, train_mlm
+from veil.types import MaskedDocument
+
+log = logging.getLogger(__name__)
+
+
+def finetune_rounds(docs: Sequence[MaskedDocument], output_dir: str | Path, *, filler_cls: Any,
+                    load: Callable[[str | None], tuple[Any, Any]], model: str | None = None,
+                    data: str = "mask-free", rounds: int = 1, cfg: MLMTrainConfig | None = None,
+                    k: int = 10, seed: int = 0, fill_batch_size: int = 64, filler_options: dict | None = None,
+                    model_obj: Any = None, tokenizer: Any = None, progress: bool = True) -> list[dict[str, Any]]:
+    """``rounds`` x (fill the corpus with the current model if ``data`` is top1/topk -> MLM fine-tune).
+
+    Round r's model is saved to ``output_dir/round-r``; the last round also to ``output_dir``.
+    A round whose folder is complete is loaded instead of trained again (resume). ``filler_cls`` fills
+    with a loaded model (``model_obj=``, ``tokenizer=``), ``load(name_or_folder)`` loads one: the MLM
+    filler passes itself and its loader (:meth:`veil.fill.mlm.MLMFiller.finetune`).
+    """
+    import torch
+
+    if data not in DATA_SOURCES:
+        raise VeilError(f"unknown training data {data!r}; choose from {', '.join(DATA_SOURCES)}")
+    if rounds < 1:
+        raise VeilError("rounds must be at least 1")
+    if data == "mask-free" and rounds > 1:
+        raise VeilError("mask-free training text is the same in every round; use --epochs instead of --rounds")
+    cfg = cfg or MLMTrainConfig(seed=seed)
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if model_obj is not None:
+        cur_model, tok = model_obj, tokenizer
+    else:
+        cur_model, tok = load(model)
+    summaries: list[dict[str, Any]] = []
+    for r in range(1, rounds + 1):
+        round_dir = out / f"round-{r}"
+        if (round_dir / "config.json").is_file():
+            log.info("round %d: %s is complete; loading it", r, round_dir)
+            cur_model, tok = load(str(round_dir))
+            summaries.append({"round": r, "resumed": True})
+            continue
+        if data == "mask-free":
+            texts = mask_free_texts(docs)
+            log.info("round %d: %d mask-free documents of %d", r, len(texts), len(docs))
+        else:
+            filler = filler_cls(strategy=data, k=k, seed=seed + r - 1, batch_size=fill_batch_size,
+                                model_obj=cur_model, tokenizer=tok, **(filler_options or {}))
+            texts = [d.text for d in fill_documents(filler, docs, progress=progress)]
+            log.info("round %d: filled %d documents with %s", r, len(texts), data)
+        info = train_mlm(cur_model, tok, texts, cfg, progress=progress)
+        info.update(round=r, data=data, texts=len(texts), base_model=model, config=asdict(cfg))
+        log.info("round %d: %d steps, loss %.3f -> %.3f", r, info["steps"], info["first_loss"], info["mean_loss_last_10pct"])
+        cur_model = cur_model.to("cpu") if torch.cuda.is_available() else cur_model
+        save_model(cur_model, tok, round_dir, info)
+        summaries.append(info)
+    # the last round is also the folder's own model, so `--model OUT` loads it
+    last = out / f"round-{rounds}"
+    for name in os.listdir(last):
+        src = last / name
+        if src.is_file():
+            tmp = out / (name + ".partial")
+            shutil.copyfile(src, tmp)
+            os.replace(tmp, out / name)
+    return summaries
