@@ -189,3 +189,23 @@ def test_replace_file_refuses_a_source_swapped_for_a_link(tmp_path):
     with pytest.raises(VeilError, match="was replaced during the run"):
         atomic.replace_file(src, tmp_path / "a", ident)
     assert not (tmp_path / "a").exists()
+
+
+def test_a_fine_tuned_model_is_never_written_through_a_link(tmp_path):
+    """``veil finetune -o OUT`` wrote into ``OUT.partial``, a fixed name a link could take over."""
+    from veil.fill.finetune import save_model
+
+    class Saves:
+        def save_pretrained(self, folder):
+            (Path(folder) / "weights.bin").write_bytes(b"weights")
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    out = tmp_path / "ft"
+    (tmp_path / "ft.partial").symlink_to(victim)
+    save_model(Saves(), Saves(), out, {"steps": 1})
+    assert list(victim.iterdir()) == [] and out.is_dir() and not out.is_symlink()
+    assert (out / "weights.bin").read_bytes() == b"weights" and (out.stat().st_mode & 0o777) == 0o755
+    save_model(Saves(), Saves(), out, {"steps": 2})  # replaced whole, atomically
+    assert json.loads((out / "veil_finetune.json").read_text()) == {"steps": 2}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ft", "ft.partial", "victim"]
