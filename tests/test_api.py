@@ -71,3 +71,29 @@ def test_the_privacy_boundary_and_clear_errors():
         veil.mask("x", maskers=["dlp"], options={"allow_list": {}})
     with pytest.raises(TypeError):
         veil.mask(42)
+
+
+@pytest.mark.parametrize("call", [veil.anonymize, veil.mask, veil.fill])
+@pytest.mark.parametrize("value, message", [
+    ({"text": "Call John Smith", "id": "7"}, "got a dict; pass its text"),
+    (b"Call John Smith", "expected text, got bytes: decode it first"),
+    (bytearray(b"Call John Smith"), "expected text, got bytes"),
+])
+def test_dicts_and_bytes_are_refused_at_the_call_before_any_model_loads(call, value, message, monkeypatch):
+    """Issue 32 item 8: a dict was anonymised key by key; bytes gave a generator that failed when consumed."""
+    import veil.api
+
+    monkeypatch.setattr(veil.api, "masking_engine", lambda *a, **k: pytest.fail("an engine was built"))
+    monkeypatch.setattr(veil.api, "_filler", lambda *a, **k: pytest.fail("a filler was built"))
+    with pytest.raises(TypeError, match=message):
+        call(value)  # raised here, not when a result is consumed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", ["JOHN_SMITH", "MARIA", "JSMITH1985", "S_M_I_T_H"])
+def test_personal_data_in_all_caps_brackets_is_masked_by_the_default_maskers(value):
+    """Issue 32 item 7 with the real default maskers: bracketed or not, the value is masked."""
+    for text in (f"Please call [{value}] tomorrow.", f"Please call {value} tomorrow."):
+        masked = veil.mask(text).text
+        assert value not in masked and "\\" not in masked, masked
+        assert value not in veil.anonymize(text)

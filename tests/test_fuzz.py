@@ -106,7 +106,7 @@ def test_mask_then_fill_keeps_the_invariants(tmp_path_factory, engine, data, bat
     _write(src, records)
     masked, filled = tmp / f"m.{fmt}", tmp / f"f.{fmt}"
     mask_corpus(src, masked, engine=engine, settings={"m": "dlp"}, batch_size=batch, progress=False)
-    fill_corpus(masked, filled, FakerFiller(), chunk_size=batch, progress=False)
+    fill_corpus(masked, filled, FakerFiller(), chunk_size=batch, progress=False, allow_unmasked=True)
 
     mdocs = list(read_masked(masked, fmt))
     assert [d.id for d in mdocs] == [r["id"] for r in records]  # records in = out, order and ids kept
@@ -164,5 +164,5 @@ def test_a_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path_factory, 
         assert not resumed.exists()
     mask_corpus(src, resumed, engine=engine, settings={"m": "dlp"}, batch_size=batch, progress=False)
     assert resumed.read_bytes() == whole.read_bytes()
-    fill_corpus(whole, tmp / f"f.{fmt}", FakerFiller(), chunk_size=batch, progress=False)
+    fill_corpus(whole, tmp / f"f.{fmt}", FakerFiller(), chunk_size=batch, progress=False, allow_unmasked=True)
     assert not [p for p in tmp.iterdir() if p.name.endswith((".partial", ".progress.json", ".lock"))]

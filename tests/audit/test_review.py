@@ -120,3 +120,44 @@ def test_cli_review_export_and_import(tmp_path, capsys):
     res = json.loads(capsys.readouterr().out)
     assert list(res) == ["documents", "mean", "std", "p95", "max", "mean_plus_std", "pass"]
     assert res["documents"] == 3 and res["max"] == 5
+
+
+# --- issue 32 item 4: the files a manifest names are confined to its folder ------------------------------
+@pytest.mark.parametrize("name", ["../secret.txt", "/etc/hostname", "sub/../../secret.txt", "..", "a\\..\\b.txt"])
+def test_a_manifest_cannot_name_files_outside_its_folder(tmp_path, capsys, name):
+    from veil.cli import main
+
+    (tmp_path / "secret.txt").write_text("(Jane Roe)[MISSED_PERSON_NAME] secret\n")
+    out = review.export_sample([_masked(1, "[PERSON_NAME_1] said hi.")], tmp_path / "rev", seed=0)
+    lines = (out / review.MANIFEST).read_text().splitlines()
+    lines.append(json.dumps({"file": name, "id": "x", "group": None}))
+    (out / review.MANIFEST).write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match="manifest.jsonl:3: file .* (is not a file name in|leads out of) the review"):
+        review.import_reviews(out)
+    assert main(["audit", "review", "import", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "Jane" not in err
+
+
+def test_a_link_in_the_review_folder_leading_out_is_refused(tmp_path):
+    (tmp_path / "secret.txt").write_text("secret\n")
+    out = review.export_sample([_masked(1, "[PERSON_NAME_1] said hi.")], tmp_path / "rev", seed=0)
+    (out / "1.txt").unlink()
+    (out / "1.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(InputError, match="leads out of the review folder"):
+        review.import_reviews(out)
+    (out / review.MANIFEST).unlink()  # without a manifest: the folder's *.txt files, confined the same way
+    with pytest.raises(InputError, match="leads out of the review folder"):
+        review.import_reviews(out)
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"file": 3, "id": "x"}', "each entry needs"), ('{"file": "1.txt"}', "each entry needs"),
+    ('["file"]', "expected a JSON object"), ('"profile"', "expected a JSON object"),
+])
+def test_malformed_manifest_entries_are_one_located_line(tmp_path, line, message):
+    out = review.export_sample([_masked(1, "[PERSON_NAME_1] said hi.")], tmp_path / "rev", seed=0)
+    with (out / review.MANIFEST).open("a") as f:
+        f.write(line + "\n")
+    with pytest.raises(InputError, match=f"manifest.jsonl:3: {message}"):
+        review.import_reviews(out)

@@ -199,9 +199,9 @@ def test_auto_precision_is_bf16_only_where_the_device_computes_it_natively(monke
     ({"precision": "fp8"}, "fp32, bf16 or auto"),
     ({"model": "x", "lora_rank": 4}, "unknown LM setting"),
     ({"finetune_steps": 0}, "positive whole number"),
-    ({"finetune_steps": 2.5}, "positive whole number"),
+    ({"finetune_steps": 2.5}, "must be a whole number"),
     ({"model": "x", "lora_layers": 0}, "positive whole number"),
-    ({"model": "x", "lora_layers": "top"}, "positive whole number"),
+    ({"model": "x", "lora_layers": "top"}, "must be a whole number"),
     ({"lora_layers": 2}, "do not apply to the config-built"),
 ])
 def test_settings_that_cannot_be_honoured_are_errors(given, message):

@@ -217,7 +217,9 @@ def test_a_document_the_model_cannot_fill_does_not_stop_the_run(tiny_mlm, tmp_pa
     src, out = tmp_path / "m.jsonl", tmp_path / "f.jsonl"
     src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(
         ["i live in [MASK] with my family", "odd [MASK_] and [MASK_] [MASK] [MASK_]", "she drives a [MASK] car"])))
-    assert main(["fill", str(src), "-o", str(out), "--filler", "mlm", "--model", str(model_dir), "--no-progress"]) == 0
+    # one document of three holds a third of the placeholders: allowed explicitly (the default allows 10%)
+    assert main(["fill", str(src), "-o", str(out), "--filler", "mlm", "--model", str(model_dir), "--no-progress",
+                 "--max-fallback-share", "0.5"]) == 0
     rows = read_jsonl(out)
     assert [r["id"] for r in rows] == ["0", "1", "2"] and not any(find_markers(r["text"]) for r in rows)
     assert rows[1]["text"].startswith("odd [MASK_] and [MASK_] ") and rows[1]["text"].endswith(" [MASK_]")

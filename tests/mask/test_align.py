@@ -50,12 +50,12 @@ def test_a_masked_text_from_another_original_is_an_error():
        st.sampled_from(["mask", "typed", "numbered"]))
 def test_aligned_spans_render_the_same_masked_text(text, cuts, style):
     cuts = sorted({c for c in cuts if c <= len(text)})
-    spans = [Span(a, b, "X", "t") for a, b in zip(cuts[::2], cuts[1::2]) if a < b and text[a:b].strip()]
+    spans = [Span(a, b, "PERSON_NAME", "t") for a, b in zip(cuts[::2], cuts[1::2]) if a < b and text[a:b].strip()]
     md = render(Document("d", text), spans, style)
     a = align(text, md)
     assert len(a.spans) == len(md.placeholders)
     if style != "mask" and all(a.exact):  # one placeholder per aligned span gives the masked text back
-        again = render(Document("d", text), [Span(s, e, "X", "t") for s, e in a.spans], style)
+        again = render(Document("d", text), [Span(s, e, "PERSON_NAME", "t") for s, e in a.spans], style)
         assert again.text == md.text
     for (s, e), ok in zip(a.spans, a.exact):
         assert 0 <= s < e <= len(text)

@@ -23,7 +23,7 @@ def test_terms_file(tmp_path):
     m = DenyListMasker(terms_file=f)
     assert [s.label for s in m.detect("acme corp and Zorblax")] == ["ORGANIZATION_NAME", "CUSTOM"]
     f.write_text("x\tlower\n")
-    with pytest.raises(InputError, match="upper case"):
+    with pytest.raises(InputError, match="type 'lower' is not one of veil's placeholder labels"):
         DenyListMasker(terms_file=f)
     with pytest.raises(VeilError, match="no terms"):
         DenyListMasker()

@@ -46,7 +46,7 @@ def masked(engine: MaskingEngine, text: str) -> str:
 
 @pytest.mark.parametrize("text", [
     "ask for [PERSON_NAME_1] at the desk",
-    "from [LOCATION_2], see [MASK_1]",
+    "from [LOCATION_2], see [MASK]",
     "my [USERNAME] and [mask] and [\\MASK]",
     "[MASK_] is not a marker",
 ])
@@ -56,6 +56,31 @@ def test_lookalikes_are_never_masked_inside(text, maskers):
     out = masked(engine, text)
     for lookalike in re.findall(r"\[[^\]]*\]", text):
         assert lookalike in unescape(out), (maskers, out)
+
+
+# issue 32 item 7: only veil's own forms are look-alikes; anything else in brackets is text, masked like text
+@pytest.mark.parametrize("bracketed, bare", [
+    ("[JOHN_SMITH]", "JOHN_SMITH"), ("[MARIA]", "MARIA"), ("[JSMITH1985]", "JSMITH1985"),
+    ("[S_M_I_T_H]", "S_M_I_T_H"), ("[MASK_1]", "MASK_1"), ("[PERSON_NAME_5551234]", "PERSON_NAME_5551234"),
+])
+def test_personal_data_in_brackets_is_text_and_masked_like_the_same_value_without_them(bracketed, bare):
+    from veil.markers import escape, lookalike_spans
+
+    assert lookalike_spans(bracketed) == [] and escape(bracketed) == bracketed
+    names = NameListMasker(names=("JOHN_SMITH", "MARIA", "S_M_I_T_H"))
+    engine = MaskingEngine([names, DLPMasker(detectors=["username", "number"])], style="numbered")
+    with_brackets, without = masked(engine, f"call {bracketed} now"), masked(engine, f"call {bare} now")
+    assert bare not in with_brackets and bare not in without, (with_brackets, without)
+    assert with_brackets == "call [" + without[len("call "):-len(" now")] + "] now"
+
+
+def test_a_users_literal_placeholder_stays_protected_and_nothing_else_hides_behind_it():
+    from veil.markers import escape, unescape
+
+    engine = MaskingEngine([NameListMasker(names=("Maria",)), DLPMasker(detectors=["username"])], style="numbered")
+    out = masked(engine, "[PERSON_NAME_1] is Maria, [PERSON_NAME_1Maria] too")
+    assert out.startswith(escape("[PERSON_NAME_1]") + " is [PERSON_NAME_1]")
+    assert "Maria" not in unescape(out)  # the bracketed look-alike of another shape is text: masked
 
 
 def test_username_detector_no_longer_masks_inside_a_lookalike():

@@ -71,3 +71,48 @@ def test_a_first_or_last_name_alone_and_a_title_keep_the_full_name_s_number():
         ["PERSON_NAME_1", "PERSON_NAME_2", "PERSON_NAME_3"]
     # other labels match whole surfaces only
     assert [m.key("LOCATION", x) for x in ["New York", "York"]] == ["LOCATION_1", "LOCATION_2"]
+
+
+# --- issue 32 item 7: exactly veil's own placeholder forms ------------------------------------------------
+@pytest.mark.parametrize("text, lookalikes", [
+    ("[JOHN_SMITH] [MARIA] [JSMITH1985] [S_M_I_T_H]", []),  # personal data in brackets: text
+    ("[PERSON_NAME_1] [PERSON_NAME] [MASK] [mask] [LOCATION_999]", ["[PERSON_NAME_1]", "[PERSON_NAME]", "[MASK]",
+                                                                    "[mask]", "[LOCATION_999]"]),
+    ("[PERSON_NAME_1000] [PERSON_NAME_01] [PERSON_NAME_] [person_name_1] [MASK_1]", []),
+])
+def test_only_exact_placeholder_forms_with_known_labels_are_lookalikes(text, lookalikes):
+    from veil.markers import lookalike_spans
+
+    assert [text[s:e] for s, e in lookalike_spans(text)] == lookalikes
+    assert [n for _, _, n in find_markers(text)] == [x[1:-1] for x in lookalikes]
+
+
+def test_render_refuses_a_label_the_fill_stage_would_not_read():
+    from veil.errors import VeilError
+
+    with pytest.raises(VeilError, match="masker 'custom' uses the label 'JOHN'"):
+        render(Document("d", "hi John"), [Span(3, 7, "JOHN", "custom")], "numbered")
+
+
+def test_numbered_markers_stop_at_999_and_go_on_typed():
+    text = " ".join(f"n{i}" for i in range(1002))
+    spans, pos = [], 0
+    for w in text.split(" "):
+        spans.append(Span(pos, pos + len(w), "NUMBER", "t"))
+        pos += len(w) + 1
+    md = render(Document("d", text), spans, "numbered")
+    names = [n for _, _, n in find_markers(md.text)]
+    assert names[998] == "NUMBER_999" and names[999:] == ["NUMBER", "NUMBER", "NUMBER"]
+    assert len({p.key for p in md.placeholders}) == 1002  # the typed ones are keys of their own
+
+
+def test_a_dictionary_type_must_be_a_placeholder_label(tmp_path):
+    from veil.errors import VeilError
+    from veil.mask.dlp import DLPMasker
+
+    with pytest.raises(VeilError, match="'Acme' uses the label 'COMPANY'"):
+        DLPMasker(dictionary={"Acme": "COMPANY"})
+    f = tmp_path / "d.tsv"
+    f.write_text("Acme\tORGANIZATION_NAME\nInitech\tCOMPANY\n")
+    with pytest.raises(VeilError, match="d.tsv:2: type 'COMPANY'"):
+        DLPMasker(dictionary_file=f)

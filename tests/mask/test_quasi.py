@@ -31,9 +31,13 @@ def test_quasi_table(masker, text, expected):
 
 def test_user_terms_and_bad_sources(tmp_path):
     f = tmp_path / "terms.tsv"
-    f.write_text("rare disease x\tILLNESS\n", encoding="utf-8")
+    f.write_text("rare disease x\tDEMOGRAPHIC\n", encoding="utf-8")
     m = QuasiIdentifierMasker(sources=(), terms_file=f)
-    assert [s.label for s in m.detect("with Rare-Disease X")] == ["ILLNESS"]
+    assert [s.label for s in m.detect("with Rare-Disease X")] == ["DEMOGRAPHIC"]
+    # a type the fill stage would not read as a placeholder label is refused, in one located line
+    f.write_text("rare disease x\tILLNESS\n", encoding="utf-8")
+    with pytest.raises(VeilError, match="terms.tsv:1: type 'ILLNESS' is not one of veil's placeholder labels"):
+        QuasiIdentifierMasker(sources=(), terms_file=f)
     with pytest.raises(VeilError):
         QuasiIdentifierMasker(sources=["wikipedia"])
     with pytest.raises(VeilError):

@@ -37,7 +37,7 @@ def words_of(text: str) -> list[str]:
 
 def ngrams(words: Sequence[str], max_n: int = 1, min_n: int = 1) -> Iterable[str]:
     """Every n-gram, ``min_n <= n <= max_n``, of ``words``, words joined by one space."""
-    for n in range(min_n, max_n + 1):
+    for n in range(min_n, min(max_n, len(words)) + 1):  # no n-gram is longer than the text
         for i in range(len(words) - n + 1):
             yield words[i] if n == 1 else " ".join(words[i:i + n])
 

@@ -1,40 +1,23 @@
 """Audit stage: writing audit tables (CSV, JSONL) and plots (PNG) atomically.
 
 Every file is written to a temporary name in its folder and renamed into place, so a reader never
-sees half a table. Tables and figures are rendered by :mod:`veil.io.tables`.
+sees half a table (:mod:`veil.io.atomic`: never through a symbolic link). Tables and figures are
+rendered by :mod:`veil.io.tables`.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
+from veil.io.atomic import write_bytes_atomic, write_text_atomic
 from veil.io.tables import csv_text, float_cells, figure_png, pyplot
 from veil.numeric import sample_std
 
 
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def write_text(path: str | Path, text: str) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_text_atomic(path, text)
 
 
 def write_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> None:
@@ -46,9 +29,7 @@ def write_jsonl(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:
 
 
 def save_figure(fig: Any, path: str | Path) -> None:
-    png = figure_png(fig)
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(png)
+    write_bytes_atomic(path, figure_png(fig))
 
 
 def plot_risk_histogram(scores_by_group: Mapping[str, Sequence[float]], threshold: float, path: str | Path,

@@ -181,30 +181,62 @@ def read_reviews(folder: str | Path, table: ScoreTable | None = None) -> list[Re
         raise InputError(str(folder), None, "no such folder")
     table = table or default_table()
     manifest = folder / MANIFEST
-    entries: list[dict[str, Any]] = []
+    entries: list[tuple[str, int | None, Any]] = []  # (where it is listed, line, entry)
     if manifest.is_file():
-        for lineno, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            lines = manifest.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as e:
+            raise InputError(str(manifest), None, f"not valid UTF-8 ({e.reason})") from None
+        for lineno, line in enumerate(lines, 1):
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise InputError(str(manifest), lineno, f"invalid JSON ({e.msg})") from None
+            if not isinstance(rec, dict):
+                raise InputError(str(manifest), lineno, f"expected a JSON object, got {type(rec).__name__}")
             if "file" in rec:
-                entries.append(rec)
+                entries.append((str(manifest), lineno, rec))
     else:
-        entries = [{"file": p.name, "id": p.stem, "group": None} for p in sorted(folder.glob("*.txt"))]
+        entries = [(str(folder), None, {"file": p.name, "id": p.stem, "group": None})
+                   for p in sorted(folder.glob("*.txt"))]
     if not entries:
         raise InputError(str(folder), None, "no reviewed documents (no manifest entries or .txt files)")
     out = []
-    for rec in entries:
-        path = folder / rec["file"]
+    for where, lineno, rec in entries:
+        path = _confined(folder, rec, where, lineno)
         if not path.is_file():
             raise InputError(str(path), None, "listed in the manifest but missing")
-        raw = path.read_text(encoding="utf-8")
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(str(path), None, f"not valid UTF-8 ({e.reason}); save the reviewed file as UTF-8") from None
         annotations, plain = parse_annotations(raw, table, str(path))
         if "sha" in rec and _digest(plain.rstrip("\n")) != rec["sha"] and _digest(plain) != rec["sha"]:
             log.warning("%s: the text differs from the exported one beyond the annotations", path)
         out.append(ReviewedDocument(str(rec["id"]), rec.get("group"), annotations, plain))
     return out
+
+
+def _confined(folder: Path, rec: dict[str, Any], where: str, lineno: int | None) -> Path:
+    """The review file a manifest entry names, which must be a plain file name inside ``folder``:
+    a manifest naming ``../x``, an absolute path, or a link leading out would make the import read
+    files outside the review folder."""
+    name = rec.get("file")
+    if not isinstance(name, str) or not name or "id" not in rec:
+        raise InputError(where, lineno, "each entry needs \"file\" (a file name) and \"id\"")
+    if Path(name).name != name or name in (".", "..") or "\\" in name or Path(name).is_absolute():
+        raise InputError(where, lineno, f"file {name!r} is not a file name in the review folder; "
+                         "the manifest may only name the folder's own files")
+    path = folder / name
+    root = folder.resolve()
+    try:
+        inside = path.resolve().is_relative_to(root)
+    except OSError:
+        inside = False
+    if not inside:
+        raise InputError(where, lineno, f"file {name!r} leads out of the review folder (a link?); "
+                         "the manifest may only name the folder's own files")
+    return path
 
 
 def import_reviews(folder: str | Path, table: ScoreTable | None = None) -> list[DocumentRisk]:

@@ -70,9 +70,9 @@ class ScoreTable:
     @classmethod
     def load(cls, path: str | Path | None = None) -> "ScoreTable":
         path = Path(path) if path is not None else SCORES_FILE
-        if not path.is_file():
-            raise InputError(str(path), None, "no such score table")
-        lines = path.read_text(encoding="utf-8").splitlines()
+        from veil.io.formats import read_text
+
+        lines = read_text(path, "score table").splitlines()
         body = [(i, ln) for i, ln in enumerate(lines, 1) if ln.strip() and not ln.lstrip().startswith("#")]
         if not body:
             raise InputError(str(path), None, "empty score table")

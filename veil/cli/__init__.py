@@ -12,7 +12,10 @@ import errno
 import importlib
 import logging
 import os
+import signal
 import sys
+from contextlib import contextmanager
+from typing import Iterator
 
 from veil.errors import VeilError
 
@@ -99,6 +102,34 @@ def configure_logging(verbose: bool, quiet: bool) -> None:
         warnings.filterwarnings("ignore", category=UserWarning, module=r"(transformers|torch|spacy|thinc)\b")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that every ``finally`` runs: temporary copies of the input
+    are removed, the lock is released, a resumable run keeps its partial files."""
+
+
+@contextmanager
+def _terminate_cleanly() -> Iterator[None]:
+    def on_term(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (an embedding program): leave its handlers alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(args: argparse.Namespace, e: KeyboardInterrupt) -> str:
+    what = "terminated" if isinstance(e, Terminated) else "interrupted"
+    if getattr(args, "output", None) == "-":
+        return f"{what}; nothing was kept (standard output cannot be resumed): run the command again"
+    return f"{what}; re-run the same command to resume"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
@@ -111,14 +142,25 @@ def main(argv: list[str] | None = None) -> int:
     args.verbose, args.quiet = verbose, quiet
     args.no_progress = getattr(args, "no_progress", False) or quiet
     configure_logging(verbose, quiet)
+    huge = [k for k, v in vars(args).items() if isinstance(v, int) and not isinstance(v, bool) and abs(v) > sys.maxsize]
+    if huge:  # argparse's int() takes any size; the libraries behind the options do not
+        print(f"veil {args.command}: error: --{huge[0].replace('_', '-')} is out of range", file=sys.stderr)
+        return 2
     try:
-        return int(importlib.import_module(COMMANDS[args.command][0]).run(args) or 0)
+        with _terminate_cleanly():
+            return int(importlib.import_module(COMMANDS[args.command][0]).run(args) or 0)
     except VeilError as e:
         print(f"veil {args.command}: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"veil {args.command}: interrupted; re-run the same command to resume", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print(f"veil {args.command}: {_interrupted(args, e)}", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
+    except UnicodeDecodeError as e:  # a text file the commands did not read strictly: still one line
+        if verbose:
+            raise
+        print(f"veil {args.command}: error: a file is not valid UTF-8 ({e.reason} at byte {e.start}); re-encode it "
+              "as UTF-8 (-v shows the traceback)", file=sys.stderr)
+        return 2
     except OSError as e:  # a file problem the commands did not foresee: still one line, never a traceback
         if verbose:
             raise

@@ -24,6 +24,7 @@ import logging
 import sys
 from pathlib import Path
 
+from veil.cli.common import count
 from veil.errors import VeilError
 from veil.types import Document
 
@@ -31,6 +32,10 @@ log = logging.getLogger(__name__)
 
 FORMATS = ("switchboard", "tab", "jsonl")
 SWEEP_K = ("2", "3", "5")
+
+
+#: the longest n-grams counted (the paper's Appendix C goes to 5; each n is a pass over the corpus)
+MAX_N = 10
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--speakers", metavar="CSV", help="Switchboard call_con_tab.csv (default: found beside the corpus)")
     p.add_argument("--text-field", default="text", help="jsonl: the text field (default text)")
     p.add_argument("--person-field", default="person", help="jsonl: the person field (default person)")
-    p.add_argument("--limit", type=int, metavar="N", help="use only the first N documents")
+    p.add_argument("--limit", type=count, metavar="N", help="use only the first N documents")
     p.add_argument("--identifiers-out", metavar="FILE",
                    help="write each person's identifiers as JSONL {person, direct, indirect} (sensitive!)")
 
@@ -94,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 2 or args.max_n < 1:
         raise VeilError("--k must be at least 2 and --max-n at least 1")
+    if args.max_n > MAX_N or (args.sweep_n or 0) > MAX_N:
+        raise VeilError(f"--max-n and --sweep-n count words per n-gram: at most {MAX_N}")
     from veil.cli.common import list_value, maskers_of, parse_options, progress_of
 
     try:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -83,16 +81,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _atomic_write(path: Path, text: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode() if isinstance(text, str) else text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from veil.io.atomic import write_bytes_atomic
+
+    write_bytes_atomic(path, text.encode() if isinstance(text, str) else text)
 
 
 def _save_png(fig: Any, path: Path, written: list[str]) -> None:

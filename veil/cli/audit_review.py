@@ -12,6 +12,8 @@ import argparse
 import json
 import logging
 
+from veil.cli.common import count
+
 log = logging.getLogger(__name__)
 
 CORPUS_FORMATS = ("tab", "presidio", "conll", "switchboard", "jsonl", "text")
@@ -28,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     add_maskers(e)
     add_set(e)
-    e.add_argument("--sample", type=int, default=100, metavar="N", help="documents to sample (default 100)")
+    e.add_argument("--sample", type=count, default=100, metavar="N", help="documents to sample (default 100)")
     e.add_argument("--seed", type=int, default=0, help="random seed of the sample (default 0)")
     e.add_argument("-o", "--output", "--out", dest="out", required=True, metavar="DIR", help="folder for the review files (must be new)")
     e.add_argument("--text-field", default="text", help="jsonl: the text field (default text)")

@@ -12,6 +12,7 @@ import json
 import logging
 import sys
 
+from veil.cli.common import count
 from veil.textforms import FORMS
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--transform", choices=FORMS, default="none",
                    help="audit the text in this form: lower-cased, or as speech recognition writes it "
                         "(gold spans remapped; see veil.textforms)")
-    p.add_argument("--limit", type=int, metavar="N", help="audit only the first N gold documents")
+    p.add_argument("--limit", type=count, metavar="N", help="audit only the first N gold documents")
     p.add_argument("--batch-size", type=int, default=64, help="documents per masking batch (default 64)")
 
 

@@ -10,9 +10,21 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, Sequence
 
 from veil.errors import VeilError
+
+
+def count(text: str) -> int:
+    """argparse type of a number of documents (``--limit``, ``--sample``): a whole number, 0 or more."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= n <= sys.maxsize:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to {sys.maxsize}, got {text}")
+    return n
 
 
 def add_shared(p: argparse.ArgumentParser) -> None:

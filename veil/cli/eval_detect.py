@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Any
 
+from veil.cli.common import count
 from veil.textforms import FORMS
 
 
@@ -36,12 +37,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--transform", choices=FORMS, default="none",
                    help="score the text in this form: lower-cased, or as speech recognition writes it "
                         "(gold spans remapped; see veil.textforms)")
-    p.add_argument("--limit", type=int, default=None, help="score only the first N documents")
-    p.add_argument("--show-missed", type=int, default=0, metavar="N",
+    p.add_argument("--limit", type=count, default=None, help="score only the first N documents")
+    p.add_argument("--show-missed", type=count, default=0, metavar="N",
                    help="also print up to N gold mentions left unmasked, with masked context")
-    p.add_argument("--show-false-positives", type=int, default=0, metavar="N",
+    p.add_argument("--show-false-positives", type=count, default=0, metavar="N",
                    help="also print the N most frequent masked words outside every gold mention")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
 
 def _fmt(x: float | None) -> str:
     return "   -  " if x is None else f"{x:6.3f}"

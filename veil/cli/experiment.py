@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from veil.cli.common import count
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -14,8 +16,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--method", nargs="+", action="extend", help="run only these methods (repeated or space-separated)")
     r.add_argument("--technique", nargs="+", action="extend",
                    help="run only these techniques (repeated or space-separated)")
-    r.add_argument("--train-limit", type=int, help="override train.limit")
-    r.add_argument("--test-limit", type=int, help="override test.limit")
+    r.add_argument("--train-limit", type=count, help="override train.limit")
+    r.add_argument("--test-limit", type=count, help="override test.limit")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a setting of the file, dotted, value in YAML (e.g. lm.finetune_epochs=4, "
                         "pretrain.limit=10000)")
@@ -41,12 +43,16 @@ def run(args: argparse.Namespace) -> int:
         return gap(args)
     from pathlib import Path
 
+    from veil.errors import VeilError
     from veil.experiment.runner import ExperimentRunner
     from veil.experiment.spec import load_spec
 
     spec = load_spec(args.experiment, setters=args.set)
     if args.cache:
         spec.cache = Path(args.cache)
+    for name in ("train_limit", "test_limit"):
+        if getattr(args, name) == 0:
+            raise VeilError(f"--{name.replace('_', '-')} must be at least 1")
     if args.train_limit:
         spec.train.limit = args.train_limit
     if args.test_limit:

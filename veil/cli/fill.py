@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 
+from veil.cli.common import count
 from veil.errors import VeilError
 
 log = logging.getLogger(__name__)
@@ -71,8 +72,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="llm-instruct: generate the answer and parse it (the paper; default) or rank whole-word "
                         "candidates inside the answer (never breaks the input)")
     p.add_argument("--chunk", type=int, default=256, help="documents per written chunk (resume granularity)")
-    p.add_argument("--limit", type=int, default=None, help="fill only the first N documents")
+    p.add_argument("--limit", type=count, default=None, help="fill only the first N documents")
     p.add_argument("--overwrite", action="store_true", help="start again even if OUTPUT or an unfinished run exists")
+    p.add_argument("--allow-unmasked", action="store_true",
+                   help="fill an input in which no record holds a placeholder (refused by default: it was "
+                        "probably never masked, and would be copied with every name in it)")
+    p.add_argument("--max-fallback-share", type=float, default=None, metavar="SHARE",
+                   help="fail the run when more than this share of the placeholders got fallback values "
+                        "because the filler could not fill their documents (default 0.1)")
     p.add_argument("--check-types", action="store_true",
                    help="report the share of person/place/organisation substitutes spaCy tags with the same type")
     from veil.run.executors import add_executor_arguments
@@ -147,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
         raise VeilError("--threads must be at least 1")
     if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
         raise VeilError("--k, --batch-size and --chunk must be at least 1")
+    if args.max_fallback_share is not None and not 0 <= args.max_fallback_share <= 1:
+        raise VeilError("--max-fallback-share must be between 0 and 1")
     executor = executor_of(args, args.device, args.threads)
 
     def filler():  # built after fill_corpus has checked the input and the output: no model loads for a bad input
@@ -168,7 +177,8 @@ def run(args: argparse.Namespace) -> int:
     stats = fill_corpus(args.input, args.output, filler if executor.name == "local" else partial(build_filler, args),
                         settings=settings, fields=fields, input_format=args.input_format,
                         output_format=args.output_format, chunk_size=args.chunk, overwrite=args.overwrite,
-                        limit=args.limit, progress=progress_of(args), executor=executor)
+                        limit=args.limit, progress=progress_of(args), executor=executor,
+                        allow_unmasked=args.allow_unmasked, max_fallback_share=args.max_fallback_share)
     log.info("filled %s -> %s (+ %s): %d documents filled now, %d fell back", args.input, args.output,
              substitutions_path(args.output).name, stats.get("filled_now", 0),
              len(stats.get("fallback_documents", [])))

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 
+from veil.cli.common import count
 from veil.errors import VeilError
 from veil.fill.finetune import MLMTrainConfig
 
@@ -40,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="tokens per training sequence (default 128 for mlm; 256 for llm-instruct: prompt + answer)")
     p.add_argument("--k", type=int, default=10, help="K when --data topk")
     p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("--limit", type=int, default=None, help="use only the first N documents")
+    p.add_argument("--limit", type=count, default=None, help="use only the first N documents")
     p.add_argument("--device", default=None, help="cpu or cuda (default: a GPU when present)")
 
 

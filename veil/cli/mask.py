@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from veil.cli.common import count
 from veil.errors import VeilError
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stats", action="store_true",
                    help="print the share of masked word tokens per technique (the paper's Table 2)")
     p.add_argument("--stats-json", default=None, metavar="FILE", help="also write the statistics as JSON")
-    p.add_argument("--limit", type=int, default=None, help="only the first N documents")
+    p.add_argument("--limit", type=count, default=None, help="only the first N documents")
     from veil.run.executors import add_executor_arguments
 
     add_executor_arguments(p)
@@ -77,10 +78,9 @@ def _masker_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 def _exclude(args: argparse.Namespace) -> list[str]:
     if not args.exclude:
         return []
-    try:
-        return [line.strip() for line in Path(args.exclude).read_text(encoding="utf-8").splitlines() if line.strip()]
-    except OSError as e:
-        raise VeilError(f"cannot read --exclude file {args.exclude}: {e.strerror}") from None
+    from veil.io.formats import read_text
+
+    return [line.strip() for line in read_text(args.exclude, "--exclude file").splitlines() if line.strip()]
 
 
 def mask_file(args: argparse.Namespace, path: str, output: str | None, each: bool = False) -> dict[str, Any]:
@@ -124,6 +124,17 @@ def run(args: argparse.Namespace) -> int:
         raise VeilError("-o takes one INPUT; several inputs are for --stats")
     if args.batch_size < 1:
         raise VeilError("--batch-size must be at least 1")
+    if args.speakers:
+        from veil.io.formats import detect_format
+
+        if detect_format(args.inputs[0], args.input_format) != "switchboard":
+            raise VeilError("--speakers applies to Switchboard input (--format switchboard) only")
+    if args.stats_json:
+        from veil.io.atomic import check_target
+
+        if not args.stats:
+            raise VeilError("--stats-json needs --stats")
+        check_target(args.stats_json, f"--stats-json {args.stats_json}")  # before the work, not after it
     stats = {}
     if args.output:  # one pass: the statistics come from the detection that masks
         stats[args.inputs[0]] = mask_file(args, args.inputs[0], args.output, each=args.stats)
@@ -133,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
                 stats[path] = mask_file(args, path, None, each=True)  # a resumed or reused output counted only part of it
         print_stats_table(stats)
         if args.stats_json:
-            from veil.io.output import write_json_atomic
+            from veil.io.atomic import write_json_atomic
 
             write_json_atomic(args.stats_json, {p: {"documents": s["documents"], "words": s["words"],
                                                     "masked_share": s["masked_shares"]} for p, s in stats.items()})

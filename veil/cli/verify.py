@@ -46,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.min_chars < 1:
         raise VeilError("--min-chars must be at least 1")
+    for name in ("original", "filled", "masked"):
+        if getattr(args, name) == "":
+            raise VeilError(f"{'--masked' if name == 'masked' else name.upper()} is empty; give a corpus file")
     engine = None
     names = maskers_of(args)
     if args.masked is None:

@@ -134,13 +134,10 @@ class RankingStore:
         if memo is None or len(memo) == self._saved.get(memo_key):
             return
         import gzip
-        import os
 
-        path = self.path(memo_key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-        with gzip.open(tmp, "wt", encoding="utf-8") as f:
+        from veil.io.atomic import atomic_write
+
+        with atomic_write(self.path(memo_key), "wb") as raw, gzip.open(raw, "wt", encoding="utf-8") as f:
             for key, value in memo.items():
                 f.write(json.dumps(ranking_record(key, value), ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
         self._saved[memo_key] = len(memo)

@@ -192,8 +192,10 @@ class ExperimentRunner:
                 if self.executor.name != "local":  # each worker builds the variant's filler (rankings not shared)
                     filler = partial(build_filler, v.filler, model=model, strategy=v.strategy, k=v.k,
                                      seed=self.spec.seed, **v.options)
+                # a corpus in which the mask stage found nothing is this grid's to fill (a copy)
                 stats = fill_corpus(masked_dir / "masked.jsonl", work_dir / "filled.jsonl", filler,
-                                    settings={"key": key}, progress=self.progress, executor=self.executor)
+                                    settings={"key": key}, progress=self.progress, executor=self.executor,
+                                    allow_unmasked=True)
             finally:  # also after an interruption: the rankings computed so far are not lost
                 self.rankings.save(memo_key)
             for f in work_dir.iterdir():

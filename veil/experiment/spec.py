@@ -163,7 +163,10 @@ def apply_setters(raw: dict[str, Any], setters: list[str]) -> None:
             node = node.setdefault(k, {})
             if not isinstance(node, dict):
                 raise VeilError(f"--set {s!r}: {k} is not a mapping")
-        node[last] = yaml.safe_load(value)
+        try:
+            node[last] = yaml.safe_load(value)
+        except yaml.YAMLError as e:
+            raise VeilError(f"--set {s!r}: the value is not valid YAML ({str(e).splitlines()[0]})") from None
 
 
 def load_spec(path: str | Path, overrides: dict[str, Any] | None = None,
@@ -201,6 +204,11 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
     for t in techs:
         if t not in maskers:
             raise VeilError(f"{path}: unknown masker {t!r}; known: {', '.join(maskers.names())}")
+    for key, kind in (("baselines", list), ("methods", list), ("lm", dict), ("report", dict)):
+        if raw.get(key) is not None and not isinstance(raw[key], kind):
+            raise VeilError(f"{path}: {key} must be a {'list' if kind is list else 'mapping'}, got {raw[key]!r}")
+    if not isinstance(raw.get("seed", 0), int) or isinstance(raw.get("seed", 0), bool):
+        raise VeilError(f"{path}: seed must be a whole number, got {raw['seed']!r}")
     entries = list(raw.get("baselines") or []) + list(raw.get("methods") or [])
     if not entries:
         raise VeilError(f"{path}: no baselines or methods")

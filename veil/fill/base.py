@@ -64,6 +64,12 @@ class Filler:
         option the filler does not know is an error."""
         raise VeilError(f"the {cls.name} filler cannot be fine-tuned")
 
+    def load(self) -> "Filler":
+        """Load what the filler needs (its model) now, so that a filler that cannot work fails before
+        the work (``veil fill`` calls it before the first document) instead of falling back on every
+        document. A filler with a model overrides it; errors are ``VeilError``."""
+        return self
+
     def fill(self, docs: Sequence[MaskedDocument]) -> list[FilledDocument]:
         for d in docs:
             if not isinstance(d, MaskedDocument):

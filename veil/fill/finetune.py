@@ -123,13 +123,21 @@ def save_model(model: Any, tok: Any, out: Path, extra: dict[str, Any] | None = N
     """``save_pretrained`` of model and tokenizer into ``out``, replaced atomically."""
     import json
 
-    tmp = out.with_name(out.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    import tempfile
+
+    from veil.io.atomic import check_target
+
+    check_target(out.with_name(out.name + ".old"))  # (a link there is refused, never followed)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # a fresh folder veil made (0700, random name) beside out: nothing planted there can be written through
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)
     if extra is not None:
         (tmp / "veil_finetune.json").write_text(json.dumps(extra, indent=1), encoding="utf-8")
+    tmp.chmod(0o755)
+    if out.is_symlink():
+        raise VeilError(f"{out} is a symbolic link; veil never writes through links (remove it, or choose another -o)")
     if out.exists():
         old = out.with_name(out.name + ".old")
         if old.exists():

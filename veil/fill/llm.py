@@ -116,6 +116,10 @@ class LLMFiller(LoRAFinetuned, CandidateFiller):
                 self._scorer = self._build_scorer()
         return self._scorer
 
+    def load(self) -> "LLMFiller":
+        self.scorer
+        return self
+
     def _build_scorer(self) -> CausalWordScorer:
         import torch
 

@@ -112,6 +112,10 @@ class InstructLLMFiller(LoRAFinetuned, CandidateFiller):
 
             self._model, self._tok = load_causal_lm(self.model_name, **self._load_kwargs)
 
+    def load(self) -> "InstructLLMFiller":
+        self._load()
+        return self
+
     @property
     def scorer(self) -> CausalWordScorer:
         self._load()

@@ -65,9 +65,14 @@ def load_mlm(name_or_path: str | None = None) -> tuple[Any, Any]:
     try:
         tok = AutoTokenizer.from_pretrained(name_or_path)
         model = AutoModelForMaskedLM.from_pretrained(name_or_path)
-    except (OSError, ValueError) as e:
-        raise VeilError(f"cannot load masked LM {name_or_path!r}: {e}") from None
+    except Exception as e:  # transformers / safetensors / torch raise many types for weights they cannot read
+        raise VeilError(f"cannot load masked LM {name_or_path!r}: {type(e).__name__}: {_first_line(e)}") from None
     return model, tok
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else ""
 
 
 def mlm_head(model: Any) -> Any | None:
@@ -434,9 +439,16 @@ class MLMFiller(CandidateFiller):
                 import torch
 
                 torch.set_num_threads(self.threads)
+            from veil.models.device import resolve_device
+
+            resolve_device(self._proposer_kwargs["device"])  # a GPU asked for and absent fails before a model loads
             model, tok = self._given if self._given is not None else load_mlm(self.model_name)
             self._proposer = MaskedLMProposer(model, tok, **self._proposer_kwargs)
         return self._proposer
+
+    def load(self) -> "MLMFiller":
+        self.proposer
+        return self
 
     def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]],
                       k: int) -> list[list[tuple[str, float]]]:

@@ -76,7 +76,8 @@ def finetune_rounds(docs: Sequence[MaskedDocument], output_dir: str | Path, *, f
     for name in os.listdir(last):
         src = last / name
         if src.is_file():
-            tmp = out / (name + ".partial")
-            shutil.copyfile(src, tmp)
-            os.replace(tmp, out / name)
+            from veil.io.atomic import atomic_write
+
+            with open(src, "rb") as f, atomic_write(out / name, "wb") as dest:
+                shutil.copyfileobj(f, dest)
     return summaries

@@ -1,6 +1,7 @@
 """Corpus I/O stage: what is checked before any model loads (the input, its format, the output's format).
 
-``input_file`` gives standard input as a file (a temporary copy) so it can be checked and then read.
+``input_file`` gives standard input as a file (a copy that dies with the process) so it can be checked
+and then read.
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
@@ -26,7 +26,7 @@ class InputSummary:
     records: int
     fingerprint: dict[str, Any]
     fields: list[str] = field(default_factory=list)
-    with_markers: int = 0  # records whose text holds placeholder-like text ([MASK], [PERSON_NAME_1])
+    with_markers: int = 0  # records whose text holds placeholder-like text; masked input: records with placeholders
 
 
 def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = None,
@@ -47,6 +47,9 @@ def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = 
 
         n = sum(1 for _ in islice(read_documents(path, fmt, fields), limit))
         return InputSummary(str(path), fmt, n, input_fingerprint(path))
+    from veil.io.formats import check_columns
+
+    check_columns(path, fmt, drop)  # Parquet dates, binary, decimals: refused before the work
     groups = _GroupCheck(path, fields) if grouped else None
     # 8-byte digests, not the ids: ~60 bytes a record while checking, freed before any model loads
     seen: set[int] = set()
@@ -64,7 +67,7 @@ def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = 
         if masked:
             from veil.io.records import record_to_masked
 
-            record_to_masked(rec, fields, path, line, number)
+            with_markers += bool(record_to_masked(rec, fields, path, line, number).placeholders)
         else:
             text = text_of(rec, fields, path, line)
             with_markers += "[" in text and MARKER_RE.search(text) is not None
@@ -99,22 +102,34 @@ def check_input(path: str | Path, fmt: str, fields: Fields, limit: int | None = 
 
 @contextmanager
 def input_file(path: str | Path) -> Iterator[Path]:
-    """The input as a file; ``-`` (standard input) is copied to a temporary file first, so it can be
-    checked before the work and read again for it."""
+    """The input as a file; ``-`` (standard input) is copied first, so it can be checked before the work
+    and read again for it: into a nameless file that dies with the process, however it ends
+    (:mod:`veil.io.scratch`; a private folder removed on exit where the system has no ``/proc/self/fd``)."""
     if str(path) != "-":
         p = Path(path)
         if not p.exists():
             raise InputError(str(p), None, "no such file")
         yield p
         return
-    tmpdir = tempfile.mkdtemp(prefix="veil-stdin-")
+    from veil.io.scratch import anonymous_copy, private_dir
+
+    anonymous = anonymous_copy(sys.stdin.buffer)
+    tmpdir = None if anonymous else private_dir("veil-stdin-")
+    tmp = anonymous[1] if anonymous else Path(tmpdir, "stdin")
     try:
-        tmp = Path(tmpdir, "stdin")
-        with open(tmp, "wb") as f:
-            shutil.copyfileobj(sys.stdin.buffer, f)
+        if tmpdir is not None:
+            with open(tmp, "wb") as f:
+                shutil.copyfileobj(sys.stdin.buffer, f)
         yield tmp
+    except InputError as e:  # name standard input, not the copy's path
+        if e.path != str(tmp):
+            raise
+        raise InputError("<stdin>", e.line, e.message) from None
     finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        if anonymous:
+            anonymous[0].close()
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 def input_format(path: str | Path, fmt: str | None) -> str:

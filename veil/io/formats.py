@@ -55,8 +55,11 @@ class Fields:
     group: str | None = None
 
 
-def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line without its end-of-line) of a UTF-8 file (gzipped: ``.gz``), strictly decoded."""
+def iter_lines(path: str | Path, keep_ends: bool = False) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without its end-of-line) of a UTF-8 file (gzipped: ``.gz``), strictly decoded.
+
+    ``keep_ends``: the line with its end-of-line (CRLF or LF), for the CSV reader, where a
+    line break inside a quoted cell is part of the cell."""
     path = Path(path)
     if path.is_dir():
         raise InputError(str(path), None, "is a folder; give a corpus file")
@@ -71,7 +74,7 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
         for n, raw in enumerate(f, 1):
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]  # a UTF-8 byte-order mark (spreadsheet exports) is not part of the first field
-            if raw.endswith(b"\n"):
+            if raw.endswith(b"\n") and not keep_ends:
                 raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
             try:
                 yield n, raw.decode("utf-8")
@@ -80,6 +83,25 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                                  f"({raw[max(0, e.start - 10):e.start + 10]!r}); re-encode the file as UTF-8") from None
         if n == 0:
             raise InputError(str(path), None, "empty file: no records to read")
+
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """A whole UTF-8 text file (a word list, a score table); a missing, unreadable or non-UTF-8 file is one
+    located line."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(str(path), None, f"no such {what}") from None
+    except IsADirectoryError:
+        raise InputError(str(path), None, f"is a folder; give a {what}") from None
+    except OSError as e:
+        raise InputError(str(path), None, f"cannot read: {e.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(str(path), data[:e.start].count(b"\n") + 1, f"not valid UTF-8 ({e.reason}); re-encode "
+                         "the file as UTF-8") from None
 
 
 def _check_nonempty_path(path: Path) -> None:
@@ -108,15 +130,39 @@ def iter_records(path: str | Path, fmt: str) -> Iterator[tuple[int, Any]]:
             if not line.strip():
                 raise InputError(str(path), n, "empty line: every line of a JSONL file must be a JSON object")
             try:
-                yield n, json.loads(line)
+                yield n, _JSON.decode(line)
             except json.JSONDecodeError as e:
                 raise InputError(str(path), n, f"invalid JSON ({e.msg} at column {e.colno})") from None
+            except _NotJSON as e:
+                raise InputError(str(path), n, str(e)) from None
     elif fmt == "csv":
         yield from _csv_records(path)
     elif fmt == "parquet":
         yield from _parquet_records(path)
     else:
         raise VeilError(f"{path}: records cannot be read from format {fmt!r}")
+
+
+class _NotJSON(ValueError):
+    """What Python's JSON reader accepts and JSON does not: it could not be written back as read."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJSON(f"{name} is not valid JSON (JSON has no NaN or Infinity; write null or a string), so it "
+                   "could not be written back as read")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _NotJSON(f"field {dup!r} appears twice in one object; only one value could be kept: rename one")
+    return obj
+
+
+#: the JSONL reader: refuses what it could not write back (NaN / Infinity, a key given twice)
+_JSON = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
 
 
 def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
@@ -126,10 +172,15 @@ def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     ``csv.DictReader`` would skip it silently, which would drop a record.
     """
     csv.field_size_limit(sys.maxsize)  # lines of several MB are legitimate documents
-    reader = csv.reader(line + "\n" for _, line in iter_lines(path))
+    # lines keep their ends: "\r\n" inside a quoted cell is the cell's, and comes back as it was
+    reader = csv.reader(line if line.endswith("\n") else line + "\n" for _, line in iter_lines(path, keep_ends=True))
     header = next(reader, None)
     if not header or header == [""]:
         raise InputError(str(path), 1, "no header row (the first line must name the columns)")
+    dup = _duplicate(header)
+    if dup is not None:
+        raise InputError(str(path), 1, f"column {dup!r} appears twice in the header; one of them would be lost: "
+                         "rename it")
     last = reader.line_num
     for row in reader:
         first, last = last + 1, reader.line_num
@@ -141,7 +192,16 @@ def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
         yield first, dict(zip(header, row))
 
 
-def _parquet_records(path: Path, batch_size: int = 1024) -> Iterator[tuple[int, dict[str, Any]]]:
+def _duplicate(names: Iterable[str]) -> str | None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+def _parquet_file(path: Path) -> Any:
     import pyarrow.parquet as pq
 
     _check_nonempty_path(path)
@@ -149,6 +209,46 @@ def _parquet_records(path: Path, batch_size: int = 1024) -> Iterator[tuple[int, 
         pf = pq.ParquetFile(path)
     except Exception as e:  # pyarrow raises several types for a corrupt file
         raise InputError(str(path), None, f"not a readable Parquet file: {e}") from None
+    dup = _duplicate(pf.schema_arrow.names)
+    if dup is not None:
+        raise InputError(str(path), None, f"column {dup!r} appears twice; one of them would be lost: rename it")
+    return pf
+
+
+def _writable_type(t: Any) -> bool:
+    """Whether veil writes values of Arrow type ``t`` back as they were read: text, numbers, booleans,
+    nulls, and lists / structs / maps of them (nested values: JSON text in CSV and Parquet)."""
+    import pyarrow.types as pt
+
+    if pt.is_dictionary(t):
+        return _writable_type(t.value_type)
+    if pt.is_list(t) or pt.is_large_list(t) or pt.is_fixed_size_list(t):
+        return _writable_type(t.value_type)
+    if pt.is_struct(t):
+        return all(_writable_type(t.field(i).type) for i in range(t.num_fields))
+    if pt.is_map(t):
+        return _writable_type(t.key_type) and _writable_type(t.item_type)
+    return (pt.is_string(t) or pt.is_large_string(t) or pt.is_integer(t) or pt.is_floating(t) or pt.is_boolean(t)
+            or pt.is_null(t))
+
+
+def check_columns(path: str | Path, fmt: str, skip: Iterable[str] = ()) -> None:
+    """Refuse, before any work, columns whose values veil could not write back as read: Parquet
+    timestamps, dates, times, durations, binary and decimal columns (``skip``: fields left out of the
+    output, e.g. ``--drop-field``). CSV and JSONL hold only text, numbers and nested JSON."""
+    if fmt != "parquet":
+        return
+    skip = set(skip)
+    schema = _parquet_file(Path(path)).schema_arrow
+    bad = [f"{f.name} ({f.type})" for f in schema if f.name not in skip and not _writable_type(f.type)]
+    if bad:
+        raise InputError(str(path), None, f"column(s) {', '.join(bad)} hold values veil cannot write back as read "
+                         "(dates, times, binary, decimals); cast them to strings (e.g. with pyarrow or pandas), "
+                         "or leave them out with --drop-field")
+
+
+def _parquet_records(path: Path, batch_size: int = 1024) -> Iterator[tuple[int, dict[str, Any]]]:
+    pf = _parquet_file(path)
     n = 0
     for batch in pf.iter_batches(batch_size=batch_size):
         for rec in batch.to_pylist():

@@ -19,7 +19,10 @@ through :class:`ResumableWriter`:
   several types is written as strings, with a warning naming it;
 - an optional *sidecar* (``OUTPUT.substitutions.jsonl`` for ``veil fill``, ``OUTPUT.placeholders.jsonl``
   for a masked CSV or Parquet file) is written in step;
-- ``-`` writes standard output (through a temporary file: no resume, no lock).
+- ``-`` writes standard output (through a temporary file: no resume, no lock);
+- every file is created without following symbolic links, only in the output's folder
+  (:mod:`veil.io.atomic`): a link at ``OUTPUT`` or at any of its side files is refused before the
+  work, and one planted during the run makes the create fail instead of writing through it.
 """
 
 from __future__ import annotations
@@ -29,16 +32,19 @@ import errno
 import hashlib
 import json
 import logging
+import math
 import os
 import shutil
 import stat
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import IO, Any, Iterable
 
 from veil.cache import stable_hash
 from veil.errors import VeilError
+from veil.io.atomic import (check_identity, check_target, identity, open_existing, open_new, open_read, read_text,
+                            replace_file, temp_beside, write_json_atomic)  # noqa: F401  (write_json_atomic: re-exported)
+from veil.io.scratch import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -64,14 +70,8 @@ def input_fingerprint(path: str | Path) -> dict[str, Any]:
     return {"size": size, "sha256": h.hexdigest()}
 
 
-def write_json_atomic(path: str | Path, obj: Any) -> None:
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+#: the files a run writes beside OUTPUT (``companion(OUTPUT, suffix)``)
+SIDE_FILES = (".partial", ".progress.json", ".veil.json", ".lock")
 
 
 def companion(path: str | Path, suffix: str) -> Path:
@@ -96,6 +96,8 @@ def check_output_path(path: str | Path, inputs: Iterable[str | Path] = ()) -> No
         if not stat.S_ISREG(st.st_mode):
             raise VeilError(f"output {p} is not a regular file (a device, pipe or socket); veil writes regular "
                             "files only (use -o - for standard output)")
+    for suffix in SIDE_FILES:
+        check_target(companion(p, suffix))
     for src in inputs:
         if str(src) == STDIO:
             continue
@@ -120,16 +122,68 @@ def _holder_note(fd: int) -> None:
     os.pwrite(fd, note, 0)
 
 
+def _holder(fd: int) -> str:
+    try:
+        holder = json.loads(os.pread(fd, 4096, 0).decode("utf-8"))
+        return f"process {holder['pid']} ({holder['command']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process"
+
+
 class OutputLock:
-    """``OUTPUT.lock``: an OS lock (released when the process dies); a second holder fails at once."""
+    """``OUTPUT.lock``: an OS lock (``flock``, released when the process dies); a second holder fails at once.
+
+    The lock file is opened with ``O_NOFOLLOW`` (a link planted at its name is refused, never
+    truncated through) and removed by its holder on release.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = companion(path, ".lock")
+        self._fd: int | None = None
         self._lock: Any = None
 
     def __enter__(self) -> "OutputLock":
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: filelock's portable lock
+            return self._enter_portable()
+        from veil.io.atomic import NOFOLLOW
+
+        check_target(self.path)
+        for _ in range(20):
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+            except OSError as e:
+                check_target(self.path)  # a link planted since: one line
+                raise VeilError(f"cannot create the lock file {self.path}: {e.strerror}") from None
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise VeilError(f"{self.path} is not a regular file; remove it")
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                who = _holder(fd)
+                os.close(fd)
+                raise VeilError(f"{self.path.with_suffix('')} is being written by {who}; wait for it to finish or "
+                                f"stop it (lock: {self.path})") from None
+            # the holder before us removes the file when it lets go: our lock must be on the file at the name
+            mine = os.fstat(fd)
+            try:
+                there = os.lstat(self.path)
+            except FileNotFoundError:
+                there = None
+            if there is not None and (there.st_ino, there.st_dev) == (mine.st_ino, mine.st_dev):
+                _holder_note(fd)
+                self._fd = fd
+                log.debug("took the lock %s", self.path)
+                return self
+            os.close(fd)
+        raise VeilError(f"cannot take the lock {self.path}: it keeps being replaced")
+
+    def _enter_portable(self) -> "OutputLock":
         from filelock import FileLock, Timeout
 
+        check_target(self.path)
         self._lock = FileLock(self.path, timeout=0, on_acquired=_holder_note)
         try:
             self._lock.acquire()
@@ -145,7 +199,11 @@ class OutputLock:
 
     def __exit__(self, *exc: Any) -> None:
         self.path.unlink(missing_ok=True)  # while held: a contender that opened the old inode sees it unlinked
-        self._lock.release()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._lock is not None:
+            self._lock.release()
 
 
 class ResumableWriter:
@@ -163,7 +221,8 @@ class ResumableWriter:
         if fmt not in OUTPUT_FORMATS:
             raise VeilError(f"unknown output format {fmt!r}; choose from {', '.join(OUTPUT_FORMATS)}")
         self.stdout = str(path) == STDIO
-        self._tmpdir = tempfile.mkdtemp(prefix="veil-stdout-") if self.stdout else None
+        # standard output goes through a private folder, removed on exit (and by the next run after a SIGKILL)
+        self._tmpdir = str(private_dir("veil-stdout-")) if self.stdout else None
         self.path = Path(self._tmpdir, "out") if self.stdout else Path(path)
         self.fmt = fmt
         self.text_field = text_field
@@ -181,6 +240,7 @@ class ResumableWriter:
         self.state: dict[str, Any] = {}  # the resumed run's extra state (see ``write(state=)``)
         self._bytes = [0, 0]
         self._files: list[Any] = []
+        self._ids: list[tuple[int, int]] = []  # the partial files' identities, checked before they are renamed
         self._lock = OutputLock(self.path) if lock and not self.stdout else None
 
     def _targets(self) -> list[Path]:
@@ -188,6 +248,9 @@ class ResumableWriter:
 
     def __enter__(self) -> "ResumableWriter":
         check_output_path(self.path)
+        if self.sidecar is not None:
+            for p in (self.sidecar, companion(self.sidecar, ".partial")):
+                check_target(p)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self._lock is not None:
             self._lock.__enter__()
@@ -203,7 +266,7 @@ class ResumableWriter:
         if self.path.exists() and not self.stdout:
             recorded = None
             try:
-                recorded = json.loads(self.manifest.read_text(encoding="utf-8")).get("settings")
+                recorded = json.loads(read_text(self.manifest)).get("settings")
             except (OSError, ValueError, AttributeError):
                 pass
             if recorded == self.hash and not self.overwrite and (self.sidecar is None or self.sidecar.exists()):
@@ -220,7 +283,7 @@ class ResumableWriter:
         state = None
         if self.resume and all(p.exists() for p in self._targets()) and self.progress.exists():
             try:
-                state = json.loads(self.progress.read_text(encoding="utf-8"))
+                state = json.loads(read_text(self.progress))
             except (OSError, ValueError):
                 state = None
             if state and state.get("settings") != self.hash and state.get("input") != self.input_hash:
@@ -236,16 +299,17 @@ class ResumableWriter:
                 self._bytes = [int(b) for b in state["bytes"]]
                 self.state = state.get("state") or {}
                 for p, size in zip(self._targets(), self._bytes):
-                    f = open(p, "r+b")
+                    f = open_existing(p)
                     f.truncate(size)  # drop a batch that was half written when interrupted
                     f.seek(size)
                     self._files.append(f)
                 log.info("resuming %s after %d records", self.path, self.done)
             else:
-                self._files = [open(p, "wb") for p in self._targets()]
+                self._files = [open_new(p) for p in self._targets()]
                 self._save_progress()
         except OSError as e:
             raise _write_error(self.partial, e) from None
+        self._ids = [identity(f) for f in self._files]
 
     def _encode(self, rec: dict[str, Any]) -> bytes:
         if self.fmt == "txt":
@@ -255,7 +319,13 @@ class ResumableWriter:
                 raise VeilError(f"record {rec.get('id')!r} contains a line break and cannot be written "
                                 "as one line of plain text; choose --output-format jsonl")
             return (text + "\n").encode("utf-8")
-        return (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8")
+        try:  # JSONL output is JSON: NaN / Infinity are refused (the internal partial file of CSV / Parquet keeps them)
+            return (json.dumps(rec, ensure_ascii=False, allow_nan=self.fmt != "jsonl") + "\n").encode("utf-8")
+        except ValueError:
+            bad = [k for k, v in rec.items() if isinstance(v, float) and not math.isfinite(v)]
+            raise VeilError(f"record {rec.get('id', '?')!r}: field(s) {', '.join(map(repr, bad)) or '(nested)'} hold "
+                            "NaN or Infinity, which JSON cannot carry; choose --output-format parquet or csv, or "
+                            "replace them in the input") from None
 
     def write(self, records: Iterable[dict[str, Any]], sidecar_records: Iterable[dict[str, Any]] = (),
               state: dict[str, Any] | None = None) -> None:
@@ -309,22 +379,29 @@ class ResumableWriter:
             p.unlink(missing_ok=True)
 
     def _finish(self) -> None:
-        if self.fmt in ("csv", "parquet"):
-            tmp = companion(self.path, ".tmp")
-            (_jsonl_to_csv if self.fmt == "csv" else _jsonl_to_parquet)(self.partial, tmp)
-            self.partial.unlink()
-            final = tmp
-        else:
-            final = self.partial
+        final, final_id = self.partial, self._ids[0]
+        check_identity(self.partial, final_id)  # read below: it must be the file this run wrote
+        if self.fmt in ("csv", "parquet"):  # converted into a fresh file beside the output, never a fixed name
+            fd, final = temp_beside(self.path)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    final_id = identity(f)
+                    (_jsonl_to_csv if self.fmt == "csv" else _jsonl_to_parquet)(self.partial, f)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except BaseException:
+                final.unlink(missing_ok=True)
+                raise
         if self.stdout:
             with open(final, "rb") as f:
                 shutil.copyfileobj(f, sys.stdout.buffer)
             sys.stdout.buffer.flush()
             return
         if self.sidecar is not None:
-            os.replace(companion(self.sidecar, ".partial"), self.sidecar)
+            replace_file(companion(self.sidecar, ".partial"), self.sidecar, self._ids[1])
         self.manifest.unlink(missing_ok=True)  # the old output's record must not outlive it
-        os.replace(final, self.path)
+        replace_file(final, self.path, final_id)
+        self.partial.unlink(missing_ok=True)
         write_json_atomic(self.manifest, {**self.describe, "settings": self.hash, "records": self.done,
                                           "format": self.fmt})
         self.progress.unlink(missing_ok=True)
@@ -337,7 +414,7 @@ def _write_error(path: Path, e: OSError) -> VeilError:
 
 
 def _iter_partial(src: Path) -> Iterable[dict[str, Any]]:
-    with open(src, encoding="utf-8") as f:
+    with open_read(src, "r", encoding="utf-8") as f:
         for line in f:
             yield json.loads(line)
 
@@ -367,16 +444,21 @@ def _cell(v: Any) -> Any:
     return json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else ("" if v is None else v)
 
 
-def _jsonl_to_csv(src: Path, dest: Path) -> None:
+def _jsonl_to_csv(src: Path, dest: IO[bytes]) -> None:
+    import io
+
     columns, _ = _union_fields(src)
-    with open(dest, "w", encoding="utf-8", newline="") as f:
+    f = io.TextIOWrapper(dest, encoding="utf-8", newline="", write_through=True)
+    try:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(columns)
         for rec in _iter_partial(src):
             w.writerow([_cell(rec.get(c)) for c in columns])
+    finally:
+        f.detach()  # the caller closes dest
 
 
-def _jsonl_to_parquet(src: Path, dest: Path, batch_size: int = 4096) -> None:
+def _jsonl_to_parquet(src: Path, dest: IO[bytes], batch_size: int = 4096) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from veil.errors import VeilError
+from veil.markers import check_label
 from veil.mask.base import Masker
 from veil.types import Span
 
@@ -43,6 +44,7 @@ class DenyListMasker(Masker):
             label = str(label or DEFAULT_LABEL)
             if not _LABEL_RE.fullmatch(label):
                 raise VeilError(f"deny_list: type {label!r} must be upper case, e.g. PERSON_NAME")
+            check_label(label, f"deny_list: the term {term!r}")
             words = str(term).split()
             if words:
                 table.setdefault(" ".join(w.casefold() for w in words), label)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from veil.markers import (MARKER_RE, MASK, STYLES, escape, find_markers, lookalike_spans,  # noqa: F401  (re-exported)
-                          parse_marker_name, unescape)
+from veil.markers import (MARKER_RE, MASK, MAX_NUMBER, STYLES, check_label, escape, find_markers,  # noqa: F401
+                          lookalike_spans, parse_marker_name, unescape)  # (re-exported)
 from veil.shapes import shape_of
 from veil.textutil import normalise_surface
 from veil.types import Document, MaskedDocument, Placeholder, Span
@@ -41,11 +41,14 @@ class Numbering:
         self.numbers: dict[tuple[str, str], int] = {}
         self.per_label: dict[str, int] = {}
 
-    def key(self, label: str, surface: str) -> str:
+    def key(self, label: str, surface: str) -> str | None:
+        """``LABEL_N``; None once the label has :data:`~veil.markers.MAX_NUMBER` numbers and this is a new value."""
         norm = (label, normalise_surface(surface) or surface)
         if norm not in self.numbers:
             same = self._same_person(label, norm[1]) if label in PERSON_LABELS else None
             if same is None:
+                if self.per_label.get(label, 0) >= MAX_NUMBER:
+                    return None
                 self.per_label[label] = self.per_label.get(label, 0) + 1
                 same = self.per_label[label]
             self.numbers[norm] = same
@@ -90,7 +93,9 @@ def render(doc: Document, spans: Sequence[Span], style: str = "mask",
     ``mask`` style writes one ``[MASK]`` per whitespace-separated token of a span (token masking,
     as in the paper); ``typed`` writes ``[LABEL]``; ``numbered`` writes ``[LABEL_N]`` where the
     same normalised surface gets the same N within this document only (``numbering``: a state
-    shared by the records of one group, which are one document).
+    shared by the records of one group, which are one document; N up to :data:`~veil.markers.MAX_NUMBER`,
+    a document's further values of that label get ``[LABEL]``, each its own key). A span whose label
+    is not one of :data:`veil.markers.LABELS` is refused: the fill stage would not read its marker.
     """
     if style not in STYLES:
         raise ValueError(f"unknown placeholder style {style!r}; choose from {', '.join(STYLES)}")
@@ -120,10 +125,11 @@ def render(doc: Document, spans: Sequence[Span], style: str = "mask",
                                                 f"MASK#{len(placeholders)}", span.source))
                 emit(MASK)
         else:
-            if style == "typed":
+            check_label(span.label, f"masker {span.source!r}")
+            key = numbering.key(span.label, surface) if style == "numbered" else None
+            if key is None:
                 marker, key = f"[{span.label}]", f"{span.label}#{len(placeholders)}"
             else:
-                key = numbering.key(span.label, surface)
                 marker = f"[{key}]"
             placeholders.append(Placeholder(out_len, out_len + len(marker), span.label, key, span.source,
                                             shape_of(span.label, surface)))

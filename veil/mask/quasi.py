@@ -66,9 +66,10 @@ def occupations() -> tuple[str, ...]:
 
 
 def read_terms(path: str | Path) -> dict[str, str]:
+    """``term<TAB>TYPE`` lines; TAB's ``DEM`` / ``MISC`` are read as DEMOGRAPHIC / QUASI_ID."""
     from veil.mask.detectors.words import read_dictionary
 
-    return read_dictionary(path)
+    return read_dictionary(path, aliases=_TAB_LABELS)
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -107,7 +108,7 @@ class QuasiIdentifierMasker(Masker):
             terms.update({t.lower(): "OCCUPATION" for t in occupations()})
         if "tab" in sources:
             for t, k in read_terms(TAB_TERMS).items():  # the nationality / occupation label is more specific
-                terms.setdefault(t.lower(), _TAB_LABELS.get(k, k))
+                terms.setdefault(t.lower(), k)
         if terms_file is not None:
             terms.update({t.lower(): k for t, k in read_terms(terms_file).items()})
         if not terms:

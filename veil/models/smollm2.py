@@ -127,8 +127,9 @@ def load_causal_lm(name_or_path: str | os.PathLike | None = None, *, device: str
     try:
         tok = AutoTokenizer.from_pretrained(source)
         model = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype)
-    except (OSError, ValueError) as e:
-        raise VeilError(f"cannot load a causal LM from {name!r}: {e}") from e
+    except Exception as e:  # transformers / safetensors / torch raise many types for weights they cannot read
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise VeilError(f"cannot load a causal LM from {name!r}: {type(e).__name__}: {first}") from None
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     model.to(device).eval()

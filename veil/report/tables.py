@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -20,9 +19,9 @@ COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered",
 
 
 def atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    from veil.io.atomic import write_text_atomic
+
+    write_text_atomic(path, text)
 
 
 def _gap(b0: float, oracle: float, ppl: float) -> float | None:

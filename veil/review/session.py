@@ -274,9 +274,13 @@ def _int(req: dict[str, Any], key: str) -> int:
 
 
 def _label(value: Any) -> str:
+    from veil.markers import LABELS
+
     label = str(value or "").strip().upper()
     if not _LABEL_RE.fullmatch(label):
         raise VeilError("a type is upper case letters, digits and '_' (e.g. PERSON_NAME)")
+    if label not in LABELS:  # an exported term of another type could not be masked (veil mask --add-terms)
+        raise VeilError(f"{label} is not one of veil's placeholder labels (e.g. PERSON_NAME, LOCATION, CUSTOM)")
     return label
 
 

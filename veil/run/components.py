@@ -40,6 +40,9 @@ def build_engine(maskers: Sequence[str] | None = None, placeholder: str = DEFAUL
             cls = registry.get(name)
         except KeyError as e:
             raise VeilError(str(e.args[0])) from None
+        from veil.config import check_call_options
+
+        check_call_options(cls, options.get(name, {}), f"masker {name}")  # --set dlp.min_score=abc: one line
         try:
             built.append(cls(**dict(options.get(name, {}))))
         except TypeError as e:  # an option the masker does not take
@@ -57,6 +60,9 @@ def build_filler(name: str = DEFAULT_FILLER, **options: Any) -> Any:
         cls = fillers.get(name)
     except KeyError as e:
         raise VeilError(str(e.args[0])) from None
+    from veil.config import check_call_options
+
+    check_call_options(cls, options, f"filler {name}")
     try:
         return cls(**options)
     except TypeError as e:

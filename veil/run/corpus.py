@@ -217,7 +217,8 @@ def mask_corpus(input: str | Path, output: str | Path | None, maskers: Sequence[
 def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings: Mapping[str, Any] | None = None,
                 fields: Fields | None = None, input_format: str | None = None, output_format: str | None = None,
                 chunk_size: int = 256, limit: int | None = None, overwrite: bool = False,
-                progress: bool = True, substitutions: bool = True, executor: Any = None) -> dict[str, Any]:
+                progress: bool = True, substitutions: bool = True, executor: Any = None,
+                allow_unmasked: bool = False, max_fallback_share: float | None = None) -> dict[str, Any]:
     """Fill the masked corpus ``input`` into ``output`` (+ ``OUTPUT.substitutions.jsonl``), streamed and resumable.
 
     ``filler`` is a filler or a zero-argument factory (called after the checks, so a bad input
@@ -226,8 +227,13 @@ def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings:
     input. The output keeps the input's format (unless ``output`` / ``output_format`` names
     another) and field names. With a group field, a group's records are one document: one
     substitute per entity across them. Returns statistics.
+
+    An input with no placeholder in any record is refused unless ``allow_unmasked``; a filler that
+    cannot load fails before the first document; more than ``max_fallback_share`` of the placeholders
+    filled with fallback values fails the run, unfinished (:mod:`veil.run.checks`).
     """
     from veil.io.output import ResumableWriter, check_output_path
+    from veil.run.checks import DEFAULT_MAX_FALLBACK_SHARE, FallbackGuard, check_fillable, load_filler
     from veil.io.records import filled_to_record, read_masked, substitution_records, substitutions_path
 
     if chunk_size < 1:
@@ -242,6 +248,7 @@ def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings:
         raise VeilError("the ray executor builds the filler in every worker: give a picklable factory")
     with input_file(input) as src:
         summary = check_input(src, fmt, fields, limit, masked=True, grouped=grouped)
+        check_fillable(input, summary.records, summary.with_markers, "placeholders" in summary.fields, allow_unmasked)
         run_settings = {**dict(settings or {}), "input": summary.fingerprint, "fields": vars(fields),
                         "limit": limit}
         side = substitutions_path(output) if substitutions and str(output) != "-" else None
@@ -253,7 +260,9 @@ def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings:
                 return {"documents": summary.records, "filled_now": 0, "complete_already": True}
             stage = FillStage(filler if callable(filler) and not hasattr(filler, "fill") else (lambda: filler))
             if local:
-                stage.load()
+                load_filler(stage.filler)  # a filler that cannot load fails here, not on every document
+            guard = FallbackGuard(DEFAULT_MAX_FALLBACK_SHARE if max_fallback_share is None else max_fallback_share,
+                                  w.state)
             earlier_s = float(w.state.get("seconds", 0.0))  # time the interrupted runs spent on the chunks kept
             done = w.done
             failures: list[FillFailure] = []
@@ -264,11 +273,14 @@ def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings:
                                  desc="fill"):
                 filled = [d for u in out.units for d in u]
                 failures += out.failures
+                guard.add(filled, [x.doc_id for x in out.failures])
                 subs = [r for d in filled for r in substitution_records(d)]
                 n_subs += len(subs)
                 # unrounded: a fast chunk is not 0 s
                 w.write([order(filled_to_record(d, fields)) for d in filled], subs,
-                        state={"seconds": earlier_s + time.perf_counter() - t0})
+                        state={"seconds": earlier_s + time.perf_counter() - t0, **guard.state()})
+                guard.check()
+            guard.check(final=True)  # inside the writer: a failed run is left unfinished, never complete
     secs = time.perf_counter() - t0
     n_docs = summary.records - done
     if failures:

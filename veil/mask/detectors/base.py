@@ -9,6 +9,7 @@ most utterances of a transcript.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterator
 
@@ -95,5 +96,16 @@ def is_written(text: str) -> bool:
 
 
 def near(hot: list[tuple[int, int]], start: int, end: int, window: int) -> bool:
-    """Whether ``[start, end)`` lies within ``window`` characters of one of the ``hot`` spans."""
-    return any(hs - window <= end and start <= he + window for hs, he in hot)
+    """Whether ``[start, end)`` lies within ``window`` characters of one of the ``hot`` spans.
+
+    ``hot`` is sorted and non-overlapping (a ``finditer``'s spans), so one binary search answers:
+    the first hot span that ends late enough is the one that starts earliest among the candidates
+    (a scan of every hot span for every hit is quadratic in a text full of hot words)."""
+    i = bisect.bisect_left(hot, start - window, key=lambda h: h[1])
+    return i < len(hot) and hot[i][0] - window <= end
+
+
+def inside(spans: list[tuple[int, int]], pos: int) -> bool:
+    """Whether ``pos`` lies in one of the sorted, non-overlapping ``spans`` (binary search)."""
+    i = bisect.bisect_right(spans, pos, key=lambda h: h[0]) - 1
+    return i >= 0 and spans[i][0] <= pos < spans[i][1]

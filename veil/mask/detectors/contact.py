@@ -16,10 +16,14 @@ _TLDS = ("com|org|net|edu|gov|mil|int|info|biz|io|co|us|uk|ca|de|fr|nl|eu|au|in|
 class EmailDetector(PatternDetector):
     label = "EMAIL_ADDRESS"
     PATTERNS = (
-        (r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", 1.0),
-        # as a transcript spells it out: "john dot smith at gmail dot com"
-        (r"\b[A-Za-z0-9]+(?:\s+(?:dot|underscore)\s+[A-Za-z0-9]+)*\s+at\s+[A-Za-z0-9]+"
-         r"(?:\s+dot\s+[A-Za-z0-9]+)*\s+dot\s+(?:" + _TLDS + r")\b", 0.9),
+        # one start per run of local-part characters (leading punctuation skipped): every later start
+        # of the run reaches the same "@" and fails or succeeds alike, so trying them all ("a%a%a%...@")
+        # costs time quadratic in the run
+        (r"(?<![\w.%+-])[._%+-]*(?P<hit>[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+         r"\.[A-Za-z]{2,}\b)", 1.0),
+        # as a transcript spells it out: "john dot smith at gmail dot com" (bounded: linear on "x dot x dot ...")
+        (r"\b[A-Za-z0-9]+(?:\s+(?:dot|underscore)\s+[A-Za-z0-9]+){0,8}\s+at\s+[A-Za-z0-9]+"
+         r"(?:\s+dot\s+[A-Za-z0-9]+){0,6}\s+dot\s+(?:" + _TLDS + r")\b", 0.9),
     )
     FLAGS = re.IGNORECASE
 

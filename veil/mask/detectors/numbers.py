@@ -247,9 +247,13 @@ class StreetAddressDetector(_DigitsDetector):
 _NUM_WORDS_RE = "|".join(sorted((w for w in _NUMBER_WORDS if w not in ("o", "oh", "double", "triple")),
                                 key=len, reverse=True))
 # an amount: digits ("1,470,000", "5,699.21") or number words ("twenty-four", "two hundred")
-# number words in any case ("Three hundred dollars" starts a sentence)
-_AMOUNT = (r"(?:\d[\d,.]*\d|\d|(?i:(?:" + _NUM_WORDS_RE + r"|hundred|thousand)(?:[\s-]+(?:"
-           + _NUM_WORDS_RE + r"|hundred|thousand|million|billion|point|and))*))(?:\s+(?i:thousand|million|billion|bn|m))?")
+# Bounded on purpose: an amount is at most 32 characters of digits or 16 number words. Unbounded, a
+# run of number words or dotted digits that no unit follows is tried from every word and given back
+# word by word: time quadratic in the run (bench/bench_detector_linearity.py); bounded, linear.
+# Number words in any case ("Three hundred dollars" starts a sentence).
+_AMOUNT = (r"(?:\d[\d,.]{0,30}\d|\d|(?i:(?:" + _NUM_WORDS_RE + r"|hundred|thousand)(?:[\s-]+(?:"
+           + _NUM_WORDS_RE + r"|hundred|thousand|million|billion|point|and)){0,16}))"
+           r"(?:\s+(?i:thousand|million|billion|bn|m))?")
 #: verbs ending in "s" that follow a number without counting anything ("the card ... expires")
 _COUNTED_VERBS = r"(?:expires|ends|starts|begins|goes|comes|means|says|does|has|was|is|gets|makes|takes|works|runs)"
 _UNIT = r"(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)"
@@ -290,7 +294,7 @@ class MoneyDetector(PatternDetector):
 
     label = "MONEY"
     PATTERNS = (
-        (_APPROX + r"(?:[$€£¥]\s?|\b(?:" + _CURRENCY_CODES + r")\s?)\d[\d,.]*\d?\b", 0.7),
+        (_APPROX + r"(?:[$€£¥]\s?|\b(?:" + _CURRENCY_CODES + r")\s?)\d[\d,.]{0,30}\d?\b", 0.7),
         (_APPROX + r"\b" + _AMOUNT + r"\s*(?:\b(?:" + _CURRENCY_CODES + r")\b|" + _CURRENCY_WORDS + r"\b)"
          r"(?:\s*\((?:" + _CURRENCY_CODES + r")\)|\s+(?i:" + _CURRENCY_CODES + r")\b)?", 0.7),
     )

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from veil.errors import InputError, VeilError
+from veil.markers import LABELS, check_label
 from veil.mask.allow_list import common_words
-from veil.mask.detectors.base import Detector, near
+from veil.mask.detectors.base import Detector, inside, near
 from veil.mask.detectors.numbers import _NUMBER_WORDS
 from veil.types import Span
 
@@ -76,7 +77,7 @@ class UsernameDetector(Detector):
             if self._mixed(tok):
                 yield Span(m.start(), m.end(), self.label, source, 0.9 if is_near else 0.6)
             elif (is_near and len(tok) >= 3 and any(c.isalpha() for c in tok)
-                  and not any(hs <= m.start() < he for hs, he in hot)
+                  and not inside(hot, m.start())
                   and tok.lower() not in common_words()):
                 yield Span(m.start(), m.end(), self.label, source, 0.7)
 
@@ -149,8 +150,11 @@ class NonLatinNameDetector(Detector):
             yield Span(start, end, self.label, source, 0.7)
 
 
-def read_dictionary(path: str | Path) -> dict[str, str]:
-    """``term<TAB>TYPE`` per line (TYPE optional, default CUSTOM); ``#`` comments and blank lines skipped."""
+def read_dictionary(path: str | Path, aliases: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``term<TAB>TYPE`` per line (TYPE optional, default CUSTOM); ``#`` comments and blank lines skipped.
+
+    TYPE must be one of veil's placeholder labels (``veil.markers.LABELS``) after ``aliases``
+    (a file's own short names, e.g. TAB's ``DEM`` for ``DEMOGRAPHIC``)."""
     path = Path(path)
     out: dict[str, str] = {}
     try:
@@ -164,8 +168,10 @@ def read_dictionary(path: str | Path) -> dict[str, str]:
             continue
         term, _, kind = line.partition("\t")
         kind = kind.strip() or "CUSTOM"
-        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", kind):
-            raise InputError(str(path), lineno, f"type {kind!r} must be upper case, e.g. PERSON_NAME")
+        kind = (aliases or {}).get(kind, kind)
+        if kind not in LABELS:
+            raise InputError(str(path), lineno, f"type {kind!r} is not one of veil's placeholder labels "
+                             f"(e.g. PERSON_NAME, ORGANIZATION_NAME, LOCATION, CUSTOM; `veil.markers.LABELS`)")
         out[term.strip()] = kind
     return out
 
@@ -176,7 +182,8 @@ class DictionaryDetector(Detector):
     label = "CUSTOM"
 
     def __init__(self, terms: Mapping[str, str]) -> None:
-        self.terms = {t.strip().lower(): k for t, k in terms.items() if t.strip()}
+        self.terms = {t.strip().lower(): check_label(k, f"the dictionary entry {t!r}")
+                      for t, k in terms.items() if t.strip()}
         if not self.terms:
             raise VeilError("the custom dictionary is empty")
         alternatives = "|".join(re.escape(t) for t in sorted(self.terms, key=len, reverse=True))

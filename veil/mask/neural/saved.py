@@ -84,7 +84,9 @@ def save(model: Any, out_dir: Path, summary: dict[str, Any], with_embeddings: bo
     meta = dict(summary)
     meta["bert_config"] = model.config.to_dict()
     meta["embedding_fingerprint"] = embedding_fingerprint(model.get_input_embeddings().weight)
-    (out_dir / META_FILE).write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
+    from veil.io.atomic import write_text_atomic
+
+    write_text_atomic(out_dir / META_FILE, json.dumps(meta, indent=1, default=str))
     export_onnx(model, out_dir / ONNX_FILE)
     quantize_onnx(out_dir, seed=summary.get("config", {}).get("seed", 0))
 

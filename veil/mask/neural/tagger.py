@@ -56,14 +56,19 @@ def load_detector(path: str | None, precision: str, threads: int) -> tuple[Any, 
     if not (folder / META_FILE).is_file() or not network.is_file():
         raise VeilError(f"no trained detector in {folder} (need {META_FILE} and {network.name}); "
                         f"train one with `veil train-detector --out {folder}`")
-    meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     # no busy-waiting between batches: the other maskers run on the same cores right after
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    session = ort.InferenceSession(str(network), options, providers=["CPUExecutionProvider"])
-    return session, word_embeddings(meta, folder), load_tokenizer(), meta
+    try:
+        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+        session = ort.InferenceSession(str(network), options, providers=["CPUExecutionProvider"])
+        return session, word_embeddings(meta, folder), load_tokenizer(), meta
+    except Exception as e:  # a damaged folder: onnxruntime, numpy and json raise many types
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise VeilError(f"the detector in {folder} cannot be loaded ({type(e).__name__}: {first[:200]}); "
+                        f"train it again with `veil train-detector --out {folder}`") from None
 
 
 def decode(labels: Sequence[str], offsets: Sequence[tuple[int, int]], probs: Sequence[float] | None = None
