@@ -77,7 +77,7 @@ def open_existing(path: str | Path) -> IO[bytes]:
     """An existing regular file opened for update (read and write) without following a link."""
     try:
         fd = os.open(path, os.O_RDWR | NOFOLLOW | _COMMON)
-    except OSError as e:
+    except OSError:
         if os.path.islink(path):
             raise VeilError(f"{path} is a symbolic link; veil never writes through links (remove it)") from None
         raise
