@@ -130,3 +130,18 @@ def test_tidy_titled_names_and_nationalities():
     assert tidy(said, _spans(said, [("American", "MISC")])) == []
     court = "The applicant, a Swedish national, " + "was heard by the court on that day. " * 20
     assert [court[s.start:s.end] for s in tidy(court, _spans(court, [("Swedish", "MISC")]))] == ["Swedish"]
+
+
+@pytest.mark.parametrize("text, found, expected", [
+    # in cased text a name runs on over the capitalised words and initials beside it that are no everyday words
+    ("Billing address: Sophie Lang, 12 Main St", [("Sophie", "PER")], [("Sophie Lang", "PER")]),
+    ("Have you been to a Calquín Cazares concert", [("Cazares", "PER")], [("Calquín Cazares", "PER")]),
+    ("Name: Abby M. Laidlaw Address", [("Abby", "PER")], [("Abby M. Laidlaw", "PER")]),
+    ("Hi Maria, this is Tom", [("Maria", "PER")], [("Maria", "PER")]),
+    # a capitalised everyday word inside a sentence is a name; lower-case or sentence-initial it is not
+    ("I am so jealous! said Gladys to Mary", [("Gladys", "PER"), ("Mary", "PER")], [("Gladys", "PER"), ("Mary", "PER")]),
+    ("we bought a watermelon", [("watermelon", "PER")], []),
+])
+def test_tidy_cased_names(text, found, expected):
+    got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
+    assert got == expected

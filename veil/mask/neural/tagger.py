@@ -369,6 +369,36 @@ def _rest_of_titled_name(text: str, start: int, end: int) -> int:
     return end
 
 
+_CASED_NEXT = re.compile(r"[ \t]+([A-Z](?:[a-zà-ÿ'’-]+[a-zà-ÿ]|\.)?)(?![\w])")
+_CASED_PREV = re.compile(r"(?<![\w.])([A-Z][a-zà-ÿ'’-]*[a-zà-ÿ])[ \t]+$")
+
+
+def _is_name_word(word: str) -> bool:
+    low = word.lower().rstrip(".")
+    return len(low) == 1 or ((not _everyday(low) or low in _proper_words()) and low not in _EDGE_NAMES)
+
+
+def _rest_of_cased_name(text: str, start: int, end: int) -> tuple[int, int]:
+    """In cased text a name runs on over the capitalised words beside it that are no everyday words, and over
+    initials ("Sophie [Lang]", "[Calquín] Cazares", "Abby [M.] [Laidlaw]"): the tagger may read one part only."""
+    if not text[start:start + 1].isupper():
+        return start, end
+    for _ in range(3):
+        m = _CASED_NEXT.match(text, end)
+        if m is None or not _is_name_word(m.group(1)):
+            break
+        end = m.end(1)
+    for _ in range(2):
+        m = _CASED_PREV.search(text[max(0, start - 40):start])
+        if m is None or not _is_name_word(m.group(1)):
+            break
+        before = text[:start - len(m.group(0))].rstrip()
+        if not before or before[-1] in ".!?:\n\"“>":  # a sentence's first word is capitalised anyway
+            break
+        start -= len(m.group(0))
+    return start, end
+
+
 def _digits_in(surface: str) -> int:
     words = re.findall(r"\d|[a-z]+", surface.lower())
     return sum(1 for w in words if w.isdigit() or w in _DIGIT_WORDS)
@@ -442,7 +472,8 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
       context words such as "card", "zip", "number" and honorifics) and punctuation are cut off;
     - a span that cannot be its type is dropped ("at" as an e-mail, "3.5" as a phone number), so is a
       nationality alone tagged as a product or work in conversation ("American cars");
-    - after an honorific a name runs on over words that are no everyday words ("ms Melahat Filiz");
+    - after an honorific a name runs on over words that are no everyday words ("ms Melahat Filiz"); in cased
+      text over the capitalised words and initials beside it that are no everyday words ("Sophie" + "Lang");
     - spans of one type with only spaces or a hyphen between them are one ("John" + "Smith"); two names
       with an initial between them are one ("Mijail" C "Adomo");
     - a person, organisation (and in conversation a product or place) that is one everyday word
@@ -482,6 +513,7 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
             continue  # a number alone is a year only after "in" / "since" ("bought one in eighty-nine")
         if sp.label == "PER":
             e = _rest_of_titled_name(text, s, e)
+            s, e = _rest_of_cased_name(text, s, e)
         between = text[out[-1].end:s] if out and out[-1].end <= s else ""
         if out and out[-1].label == sp.label and (s < out[-1].end or re.fullmatch(r"[ \t-]*", between) or
                                                  (sp.label == "PER" and re.fullmatch(r"\s+[A-Za-z]\.?\s+", between))):
@@ -496,7 +528,7 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
     for i, sp in enumerate(out):
         word = text[sp.start:sp.end].lower().strip(".'’")
         if (sp.label in ("PER", "ORG") or (sp.label in ("MISC", "LOC") and not written)) and " " not in word and \
-                word not in _REGIONS and _everyday(word):
+                word not in _REGIONS and _everyday(word) and not _capitalised_name(text, sp):
             near = (i > 0 and re.fullmatch(r"[ \t-]*", text[out[i - 1].end:sp.start])) or \
                 (i + 1 < len(out) and re.fullmatch(r"[ \t-]*", text[sp.end:out[i + 1].start]))
             if not near:
@@ -511,6 +543,15 @@ _ORG_KINDS = frozenset("bank bancorp elementary school academy university colleg
                        "inc corp corporation company llc ltd incorporated airlines airways insurance foundation "
                        "association agency".split())
 _NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+)\.?")
+
+
+def _capitalised_name(text: str, sp: Span) -> bool:
+    """A person's name written with a capital inside a sentence ("said Gladys", "Roxanne is"... after a full
+    stop too is a sentence start, so no): an everyday word that is a first name ("Rose", "Gladys") keeps it."""
+    if sp.label != "PER" or not text[sp.start:sp.start + 1].isupper() or text[sp.start:sp.end].isupper():
+        return False
+    before = text[:sp.start].rstrip()
+    return bool(before) and before[-1] not in ".!?:\n\"“>"
 
 
 def _organisations(text: str, spans: list[Span]) -> list[Span]:
