@@ -156,3 +156,28 @@ def test_a_masked_capital_is_not_taken_for_a_lower_case_transcript():
     md = _masked("c", "Maria here, my name is Maria Lopez", [("Maria", "PERSON_NAME"), ("Maria Lopez", "PERSON_NAME")])
     [fd] = FakerFiller().fill([md])
     assert fd.text[0].isupper()  # "[PERSON_NAME_1], my name is ...": no evidence of lower-casing
+
+
+@pytest.mark.parametrize("value, value_shape, shape, after_title, expected", [
+    ("Sally Horton", "W W", "W", False, "Sally"),  # "Maria Lopez" ... "Thanks Maria"
+    ("Sally Horton", "W W", "W", True, "Horton"),  # ... "Mrs. [PERSON_NAME_1]" (the title outside the span)
+    ("Sally Horton", "W W", "{Mrs}. W", False, "Mrs. Horton"),
+    ("Sally Horton", "W W", "w", False, "sally"),
+    ("Dr. Sally Horton", "{Dr}. W W", "W", False, "Sally"),
+    ("Sally Horton", "W W", "W W", False, None),  # as many names: the substitute itself
+    ("Sally Horton", "W W", "W L. W", False, None),
+])
+def test_a_shorter_mention_of_a_person_takes_the_matching_part_of_the_substitute(value, value_shape, shape,
+                                                                                 after_title, expected):
+    from veil.fill.formats import person_mention
+
+    assert person_mention(value, value_shape, shape, after_title) == expected
+
+
+def test_one_person_through_a_call_keeps_one_name_in_each_mention():
+    import veil
+
+    call = [["Hi, my name is Maria Lopez.", "Thanks Maria.", "Mrs. Lopez, one more thing."]]
+    full, first, title = veil.anonymize(call, maskers=["neural_tagger"], seed=1)[0]
+    name = full[len("Hi, my name is "):-1].split()
+    assert len(name) == 2 and first == f"Thanks {name[0]}." and title == f"Mrs. {name[1]}, one more thing."

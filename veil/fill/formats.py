@@ -314,6 +314,27 @@ def shaped_value(label: str, shape: str, rng: random.Random) -> str:
     return _render(parts, label, rng, digits=digits)
 
 
+_WORD_ATOMS = ("W", "w", "U")
+
+
+def person_mention(value: str, value_shape: str | None, shape: str | None, after_title: bool = False) -> str | None:
+    """Another mention of a person whose substitute is ``value`` (drawn for a mention of ``value_shape``),
+    written as ``shape`` says: a first name alone takes the substitute's first name, a title with one name
+    its last name ("Maria Lopez" ... "Maria" ... "Mrs. Lopez" -> "Sally Horton" ... "Sally" ... "Mrs.
+    Horton"; ``after_title``: the title stands before the placeholder); None when the mention has as many
+    names as the substitute, or initials to match."""
+    if shape is None:
+        return None
+    want = shape_atoms(shape)
+    n = sum(a in _WORD_ATOMS for a in want)
+    literals = {a[1:-1] for a in shape_atoms(value_shape or "") if a.startswith("{")}
+    names = [t for c, t in shape_tokens(value) if c in _WORD_ATOMS and t not in literals]
+    if not n or n >= len(names) or any(a in ("L", "l") for a in want):
+        return None
+    chosen = iter(names[-n:] if after_title or any(a.startswith("{") for a in want) else names[:n])
+    return "".join(a[1:-1] if a.startswith("{") else _case(next(chosen), a) if a in _WORD_ATOMS else a for a in want)
+
+
 def restyle(value: str, shape: str | None) -> str:
     """``value`` written with the letter case of ``shape`` when the two have the same atoms up to case
     (the same entity mentioned as "Maria" and "maria", or "M-A-R-I-A" and "m-a-r-i-a"); else unchanged."""

@@ -8,6 +8,7 @@ as filled so far: nothing is rebuilt per fill, so filling a document is linear i
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 from veil.fill import typed
@@ -17,6 +18,10 @@ from veil.types import MaskedDocument
 
 #: characters of the (filled so far) text shown to a back-end on either side of a marker
 WINDOW = 4096
+
+
+#: a title right before a placeholder: the mention is a last name ("Mrs. [PERSON_NAME_1]")
+_TITLE_BEFORE = re.compile(r"\b(?:mr|mrs|ms|miss|dr|prof|mister|doctor)\.?\s+$", re.IGNORECASE)
 
 
 @dataclass
@@ -46,9 +51,17 @@ class DocState:
 
     def value_of(self, slot: Slot) -> str:
         """The substitute of an assigned key at ``slot``: in the slot's letter case where the same
-        entity was written another way ("Maria" / "maria")."""
+        entity was written another way ("Maria" / "maria"), a person's first or last name alone where the
+        slot names them so ("Maria Lopez" ... "Maria")."""
         value, shape = self.assigned[slot.key]
-        return value if slot.shape == shape else typed.restyle(value, slot.shape)
+        if slot.shape == shape:
+            return value
+        if slot.label in ("PERSON_NAME", "PERSON"):  # "Maria Lopez" ... "Thanks Maria": the first name alone
+            title = _TITLE_BEFORE.search(self.doc.text, max(0, slot.start - 12), slot.start) is not None
+            part = typed.person_mention(value, shape, slot.shape, after_title=title)
+            if part is not None:
+                return part
+        return typed.restyle(value, slot.shape)
 
     def put(self, value: str) -> None:
         """Fill the current slot with ``value``."""

@@ -26,7 +26,7 @@ import random
 from typing import Any, Callable, Iterable, Sequence
 
 from veil.fill.entities import entity_kind, entity_value  # noqa: F401  (entity_kind re-exported)
-from veil.fill.formats import FAKERS, _seeded_faker, restyle, shaped_value  # noqa: F401  (re-exported)
+from veil.fill.formats import FAKERS, _seeded_faker, person_mention, restyle, shaped_value  # noqa: F401  (re-exported)
 from veil.markers import unescape
 from veil.shapes import ADDRESS_LABELS
 
