@@ -181,3 +181,17 @@ def test_one_person_through_a_call_keeps_one_name_in_each_mention():
     full, first, title = veil.anonymize(call, maskers=["neural_tagger"], seed=1)[0]
     name = full[len("Hi, my name is "):-1].split()
     assert len(name) == 2 and first == f"Thanks {name[0]}." and title == f"Mrs. {name[1]}, one more thing."
+
+
+@pytest.mark.parametrize("shape, pattern", [
+    ("w {month}", r"(last|next|this) month"),  # "last month": a relative date, not "september month"
+    ("w {week}", r"(last|next|this) week"),
+    ("w W", r"(last|next|this) [A-Z][a-z]+"),  # "last March"
+    ("dd/dd/dddd", r"\d\d/\d\d/(19[5-9]\d|20[01]\d|202[0-6])"),  # a year of a birth or a past event
+])
+def test_dates_keep_their_kind(shape, pattern):
+    import random
+
+    rng = random.Random(5)
+    for _ in range(30):
+        assert re.fullmatch(pattern, fake_value("DATE", rng, shape))

@@ -217,6 +217,9 @@ def _render(parts: list[str], label: str, rng: random.Random, digits: str | None
     return "".join(out)
 
 
+_TIME_UNITS = frozenset("day week weekend month year summer winter spring fall autumn semester".split())
+
+
 def _date_value(parts: list[str], rng: random.Random) -> str:
     """A real calendar date in the layout of ``parts``. The shape cannot say which reading order the
     original used (MM/DD, DD/MM, MM/YY), so numbers are chosen to be valid in every one of them."""
@@ -242,17 +245,22 @@ def _date_value(parts: list[str], rng: random.Random) -> str:
     for w, is_day in zip(widths, ordinal):
         if is_day and w <= 2:
             groups.append(rng.randint(1, 9) if w == 1 else rng.randint(10, 28))
-        elif w == 4:
-            groups.append(rng.randint(1950, 2030))
+        elif w == 4:  # a year: of a birth or a past event more often than not, never far in the future
+            groups.append(rng.randint(1950, 2026))
         elif w <= 2:
             v = small[k] if k < len(small) else rng.randint(1, 12)
             k += 1
             groups.append(v if w == 2 else min(v, 9))
         else:
             groups.append(rng.randrange(10 ** w))
-    # words: a month, then a spoken ordinal day ("september twenty seventh")
-    words = [rng.choice(_MONTHS)] if n_words else []
-    if n_words == 2:
+    # words: a month, then a spoken ordinal day ("september twenty seventh"); before a unit of time the shape
+    # kept ("last {month}", "next {week}") a word that says which one
+    relative = any(a.strip("{}").lower() in _TIME_UNITS for a in parts if a.startswith("{"))
+    words = ([rng.choice(("last", "next", "this"))] if relative else [rng.choice(_MONTHS)]) if n_words else []
+    word_codes = [a for a in parts if a in _WORD_CODES]
+    if word_codes == ["w", "W"]:  # "last March", "next Tuesday": a relative word, then a month
+        words = [rng.choice(("last", "next", "this")), rng.choice(_MONTHS)]
+    elif n_words == 2:
         words.append(_ORDINAL_WORDS[rng.randint(1, 20) - 1])
     elif n_words >= 3:
         words += ["twenty", _ORDINAL_WORDS[rng.randint(1, 9) - 1]]
