@@ -195,3 +195,19 @@ def test_dates_keep_their_kind(shape, pattern):
     rng = random.Random(5)
     for _ in range(30):
         assert re.fullmatch(pattern, fake_value("DATE", rng, shape))
+
+
+def test_a_spelled_name_the_tagger_calls_a_person_is_another_name_spelled():
+    import random
+
+    rng = random.Random(2)
+    for _ in range(10):
+        value = fake_value("PERSON_NAME", rng, "L-L-L-L-L")
+        assert re.fullmatch(r"[A-Z](-[A-Z]){4}", value)
+        assert value.replace("-", "").capitalize() in _names()
+
+
+def _names():
+    from veil.gazetteer import first_names, last_names
+
+    return set(first_names("f")) | set(first_names("m")) | set(last_names())

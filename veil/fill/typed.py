@@ -23,6 +23,7 @@ type.
 from __future__ import annotations
 
 import random
+import re
 from typing import Any, Callable, Iterable, Sequence
 
 from veil.fill.entities import entity_kind, entity_value  # noqa: F401  (entity_kind re-exported)
@@ -84,10 +85,16 @@ def label_kind(label: str) -> str:
     return "word"
 
 
+#: the shape of letters spelled one by one ("L-O-P-E-Z", "s m i t h")
+_SPELLED = re.compile(r"[Ll](?:[-. ][Ll]){2,}\.?")
+
+
 def fake_value(label: str, rng: random.Random, shape: str | None = None, gender: str | None = None) -> str:
     """A substitute for ``label`` drawn from ``rng``, written in ``shape`` where the mask stage recorded
     one: names, places, organisations and addresses from :mod:`veil.fill.entities` (``gender`` for a
     person's first name), formats from :mod:`veil.fill.formats`, other entity labels from Faker."""
+    if shape is not None and _SPELLED.fullmatch(shape) and entity_kind(label) in ("person", None):
+        return shaped_value("SPELLED_WORD", shape, rng)  # a name spelled out ("L-O-P-E-Z"): another name, spelled
     if entity_kind(label) is not None:
         return entity_value(label, shape, rng, gender)
     if shape is not None and label in FAKERS:
