@@ -84,7 +84,7 @@ def person_word_graph(docs: Iterable[Document], max_n: int = 1, progress: bool =
     if progress:
         from tqdm import tqdm
 
-        it = tqdm(docs, desc="person-word graph", unit="doc")
+        it = tqdm(docs, desc="person-word graph", unit="doc", disable=None)  # no bar into a log file
     for doc in it:
         if doc.person is None or doc.person == "":
             raise VeilError(f"document {doc.id!r} has no person; identifiers need a person field "
@@ -160,7 +160,7 @@ def direct_identifiers(docs: Sequence[Document], masker_names: Sequence[str] = (
         if progress:
             from tqdm import tqdm
 
-            batches = tqdm(batches, desc="direct identifiers", unit="batch")
+            batches = tqdm(batches, desc="direct identifiers", unit="batch", disable=None)
         for i in batches:
             spans.extend(detect_spans(docs[i:i + batch_size], masker_names, options))
     if len(spans) != len(docs):
