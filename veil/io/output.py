@@ -14,9 +14,9 @@ through :class:`ResumableWriter`:
   (the settings hash, and what the writer was told the output is: ``veil mask`` records its text,
   id, person and group fields there, so ``veil fill`` needs no repeated flags): an existing output
   is reused only when that record matches, and replaced only with ``overwrite``;
-- CSV and Parquet are converted from the JSONL partial file at the end, so their columns are the
-  union of all records' fields (in order of first appearance); a Parquet column whose values have
-  several types is written as strings, with a warning naming it;
+- CSV and Parquet are converted from the JSONL partial file at the end (:mod:`veil.io.convert`), so
+  their columns are the union of all records' fields (in order of first appearance); a Parquet column
+  whose values have several types is written as strings, with a warning naming it;
 - an optional *sidecar* (``OUTPUT.substitutions.jsonl`` for ``veil fill``, ``OUTPUT.placeholders.jsonl``
   for a masked CSV or Parquet file) is written in step;
 - ``-`` writes standard output (through a temporary file: no resume, no lock);
@@ -27,7 +27,6 @@ through :class:`ResumableWriter`:
 
 from __future__ import annotations
 
-import csv
 import errno
 import hashlib
 import json
@@ -38,12 +37,13 @@ import shutil
 import stat
 import sys
 from pathlib import Path
-from typing import IO, Any, Iterable
+from typing import Any, Iterable
 
 from veil.cache import stable_hash
 from veil.errors import VeilError
-from veil.io.atomic import (check_identity, check_target, identity, open_existing, open_new, open_read, read_text,
-                            replace_file, temp_beside, write_json_atomic)  # noqa: F401  (write_json_atomic: re-exported)
+from veil.io.atomic import (check_identity, check_target, identity, open_existing, open_new, read_text,  # noqa: F401
+                            replace_file, temp_beside, write_json_atomic)  # (write_json_atomic: re-exported)
+from veil.io.convert import jsonl_to_csv, jsonl_to_parquet
 from veil.io.scratch import private_dir
 
 log = logging.getLogger(__name__)
@@ -386,7 +386,7 @@ class ResumableWriter:
             try:
                 with os.fdopen(fd, "wb") as f:
                     final_id = identity(f)
-                    (_jsonl_to_csv if self.fmt == "csv" else _jsonl_to_parquet)(self.partial, f)
+                    (jsonl_to_csv if self.fmt == "csv" else jsonl_to_parquet)(self.partial, f)
                     f.flush()
                     os.fsync(f.fileno())
             except BaseException:
@@ -411,89 +411,6 @@ def _write_error(path: Path, e: OSError) -> VeilError:
     if e.errno == errno.ENOSPC:
         return VeilError(f"{path}: the disk is full; free some space and re-run the same command to resume")
     return VeilError(f"cannot write {path}: {e.strerror or e}")
-
-
-def _iter_partial(src: Path) -> Iterable[dict[str, Any]]:
-    with open_read(src, "r", encoding="utf-8") as f:
-        for line in f:
-            yield json.loads(line)
-
-
-def _union_fields(src: Path) -> tuple[list[str], dict[str, set[str]]]:
-    """Every field of every record, in order of first appearance, with the types of its values."""
-    fields: dict[str, set[str]] = {}
-    for rec in _iter_partial(src):
-        for k, v in rec.items():
-            fields.setdefault(k, set()).add(_kind(v))
-    return list(fields), fields
-
-
-def _kind(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, (dict, list)):
-        return "json"
-    return "string"
-
-
-def _cell(v: Any) -> Any:
-    return json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else ("" if v is None else v)
-
-
-def _jsonl_to_csv(src: Path, dest: IO[bytes]) -> None:
-    import io
-
-    columns, _ = _union_fields(src)
-    f = io.TextIOWrapper(dest, encoding="utf-8", newline="", write_through=True)
-    try:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(columns)
-        for rec in _iter_partial(src):
-            w.writerow([_cell(rec.get(c)) for c in columns])
-    finally:
-        f.detach()  # the caller closes dest
-
-
-def _jsonl_to_parquet(src: Path, dest: IO[bytes], batch_size: int = 4096) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    columns, kinds = _union_fields(src)
-    types = {}
-    for c in columns:
-        k = kinds[c] - {"null"}
-        if len(k) > 1:
-            log.warning("field %r has values of several types (%s): written to Parquet as strings",
-                        c, ", ".join(sorted(k)))
-        types[c] = {"number": None, "bool": pa.bool_()}.get(next(iter(k)), pa.string()) if len(k) == 1 else pa.string()
-    if any(t is None for t in types.values()):  # numbers: int64 unless a float is present
-        floats = {c for c, t in types.items() if t is None
-                  and any(isinstance(r.get(c), float) for r in _iter_partial(src))}
-        types = {c: (pa.float64() if c in floats else pa.int64()) if t is None else t for c, t in types.items()}
-    schema = pa.schema([(c, types[c]) for c in columns])
-
-    def convert(rec: dict[str, Any]) -> dict[str, Any]:
-        out = {}
-        for c in columns:
-            v = rec.get(c)
-            if v is not None and types[c] == pa.string() and not isinstance(v, str):
-                v = json.dumps(v, ensure_ascii=False)  # nested values and mixed columns: JSON text
-            out[c] = v
-        return out
-
-    with pq.ParquetWriter(dest, schema) as writer:
-        batch: list[dict[str, Any]] = []
-        for rec in _iter_partial(src):
-            batch.append(convert(rec))
-            if len(batch) >= batch_size:
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-                batch = []
-        if batch or not columns:
-            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
 
 
 def recorded(path: str | Path) -> dict[str, Any]:

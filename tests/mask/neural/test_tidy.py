@@ -1,10 +1,10 @@
-"""Span hygiene of the neural tagger (``veil.mask.neural.tagger.tidy``): (text, tagger spans, expected spans) tables."""
+"""Span hygiene of the neural tagger (``veil.mask.neural.hygiene.tidy``): (text, tagger spans, expected spans) tables."""
 
 from __future__ import annotations
 
 import pytest
 
-from veil.mask.neural.tagger import tidy
+from veil.mask.neural.hygiene import tidy
 from veil.types import Span
 
 

