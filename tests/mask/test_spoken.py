@@ -28,6 +28,8 @@ SPELLED = [
     ("o'brien o apostrophe b r i e n", ["b r i e n"]),
     # not spellings
     ("i i i don't know", []),
+    ("and i and i do know that", []),  # the "a" of "and" is no spelled letter
+    ("more like a taxi driver type job then a then a doctor", []),
     ("the u s a and the f b i", []),
     ("a b", []),
     ("plan b or c", []),

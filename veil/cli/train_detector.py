@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     config = DetectorTrainConfig(**{f.name: getattr(args, f.name) for f in fields(DetectorTrainConfig)})
     if config.layers < 1 or config.layers > 6:
         raise VeilError("--layers must be 1 to 6 (MiniLM-L6 has six)")
+    if not 0.0 < config.written_threshold <= 1.0:
+        raise VeilError("--written-threshold must be in (0, 1]")
     summary = train(config, Path(args.out), data, progress=Path(args.progress) if args.progress else None)
     log.info("detector saved to %s in %.0f s", args.out, summary["seconds"])
     print(json.dumps({k: summary[k] for k in ("examples", "windows", "word_pieces", "seconds")}))

@@ -57,11 +57,12 @@ def wordfreq_top(n: int, lang: str = "en") -> list[str]:
         raise VeilError(f"wordfreq has no word list for language {lang!r}: {e}") from None
 
 
-@lru_cache(maxsize=1)
-def common_words() -> frozenset[str]:
-    """wordfreq's 10,000 most frequent English words (lower case), loaded on first use (the detectors'
-    test of whether a word is an ordinary English word)."""
-    return build_vocabulary(wordfreq_top(10000))
+@lru_cache(maxsize=4)
+def common_words(n: int = 10000) -> frozenset[str]:
+    """wordfreq's ``n`` most frequent English words (lower case), loaded on first use: the detectors' test of
+    whether a word is an ordinary English word (10,000), and the taggers' of a very common one (5,000, the
+    allow list's: "will", "may", "said")."""
+    return build_vocabulary(wordfreq_top(n))
 
 
 def read_word_list(path: str | Path) -> list[str]:

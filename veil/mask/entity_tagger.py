@@ -130,13 +130,6 @@ def load_ner(model: str = DEFAULT_MODEL) -> Any:
     return nlp
 
 
-@lru_cache(maxsize=1)
-def _common_words() -> frozenset[str]:
-    from veil.mask.allow_list import AllowListMasker
-
-    return AllowListMasker().vocabulary
-
-
 @dataclass(frozen=True, slots=True)
 class Piece:
     """``text[start:end]`` is tagged; entities starting in ``[own_start, own_end)`` are kept from it."""
@@ -207,6 +200,8 @@ def batches(pieces: Sequence[tuple[int, str]], max_items: int, max_chars: int = 
 
 def propagate(text: str, spans: list[Span], source: str, score: float = PROPAGATED_SCORE) -> list[Span]:
     """Add every other occurrence (case-insensitive, word boundaries) of each span's surface."""
+    from veil.mask.allow_list import common_words
+
     if not spans:
         return spans
     tagged: dict[str, tuple[str, str]] = {}  # lower-cased surface -> (label, surface as tagged)
@@ -226,7 +221,7 @@ def propagate(text: str, spans: list[Span], source: str, score: float = PROPAGAT
         occurrence = m.group()
         key = occurrence.lower()
         label, surface = tagged[key]
-        if occurrence == key != surface and key in _common_words():
+        if occurrence == key != surface and key in common_words(5000):
             continue  # "us" is not "US", "may" is not "May"
         out.append(Span(m.start(), m.end(), label, source, score))
     return out

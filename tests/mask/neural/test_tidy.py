@@ -126,6 +126,12 @@ def test_tidy_titled_names_and_nationalities():
     text = "the court acquitted ms melahat filiz of the charges"
     got = tidy(text, _spans(text, [("melahat", "PER")]))
     assert [(text[s.start:s.end], s.label) for s in got] == [("melahat filiz", "PER")]
+    # a very common word ends a titled name even where it is a surname as well ("Said")
+    text = "Dr. Sarah Connor called; Dr. Connor said Sarah is fine"
+    second = text.index("Connor said")
+    got = tidy(text, [Span(4, 16, "PER", "neural_tagger", 0.9), Span(second, second + 6, "PER", "neural_tagger", 0.9),
+                      Span(second + 12, second + 17, "PER", "neural_tagger", 0.9)])
+    assert [text[s.start:s.end] for s in got] == ["Sarah Connor", "Connor", "Sarah"]
     said = "we like American cars"
     assert tidy(said, _spans(said, [("American", "MISC")])) == []
     court = "The applicant, a Swedish national, " + "was heard by the court on that day. " * 20
@@ -145,3 +151,36 @@ def test_tidy_titled_names_and_nationalities():
 def test_tidy_cased_names(text, found, expected):
     got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]
     assert got == expected
+
+
+PROPAGATION = [
+    # a found name masks its other occurrences, and a person's first or last name alone
+    ("My name is Aantje Mourik but everyone calls me Aantje", [("Aantje Mourik", "PERSON_NAME")],
+     [("Aantje Mourik", "PERSON_NAME"), ("Aantje", "PERSON_NAME")]),
+    ("i moved from plano to dallas, plano is quiet", [("plano", "LOCATION"), ("dallas", "LOCATION")],
+     [("plano", "LOCATION"), ("dallas", "LOCATION"), ("plano", "LOCATION")]),
+    # a lower-case common word alone could be the everyday word elsewhere
+    ("i told bill i will pay the bill", [("bill", "PERSON_NAME")], [("bill", "PERSON_NAME")]),
+    # a common word inside a name is no name on its own; other types are not propagated
+    ("Mary Will called, she will call again", [("Mary Will", "PERSON_NAME")], [("Mary Will", "PERSON_NAME")]),
+    ("it costs 40 dollars, 40 is a lot", [("40 dollars", "MONEY")], [("40 dollars", "MONEY")]),
+]
+
+
+@pytest.mark.parametrize("text,found,expected", PROPAGATION)
+def test_propagate_names(text, found, expected):
+    from veil.mask.neural.tagger import propagate_names
+
+    out = propagate_names(text, _spans(text, found), "neural_tagger")
+    assert sorted((text[s.start:s.end], s.label, s.start) for s in out) == \
+        sorted((text[s.start:s.end], s.label, s.start) for s in _spans(text, expected))
+
+
+def test_tidy_word_fragments_in_conversation():
+    # a transcript writes a word said in part without its start: no name, in conversation
+    for text, frag in (("ery faint oh", "ery"), ("alking to someone in background", "alking"),
+                       ("and ause we had a fifty three", "ause")):
+        assert tidy(text, _spans(text, [(frag, "PER")])) == []
+    # a rare word or name of its own stays ("fossamerlo"), so does a place ("oman")
+    for text, name in (("because fossamerlo isn't that close", "fossamerlo"), ("we flew to oman", "oman")):
+        assert [text[s.start:s.end] for s in tidy(text, _spans(text, [(name, "LOC")]))] == [name]

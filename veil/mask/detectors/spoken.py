@@ -29,8 +29,9 @@ _LETTER = r"[^\W\d_]"
 _SPELL_ITEM = (r"(?:double\s+" + _LETTER + r"(?![\w'’])|" + _LETTER + r"(?:\s+(?:as|like)\s+in\s+[\w'’-]+|\s+for\s+[\w'’-]+)?\.?(?![\w'’]))")
 _SPELL_SEP = r"(?:\s*[-,.]\s*|\s+(?:and\s+|then\s+)?)"
 _SPELL_RE = re.compile(r"(?<![\w'’-])" + _SPELL_ITEM + r"(?:" + _SPELL_SEP + _SPELL_ITEM + r")+", re.IGNORECASE)
-_ITEM_RE = re.compile(r"(double\s+)?(" + _LETTER + r")(?:\s+(?:as|like)\s+in\s+([\w'’-]+)|\s+for\s+([\w'’-]+))?\.?",
-                      re.IGNORECASE)
+# one letter standing alone: the "a" of "and" between two spelled letters ("i and i") is no letter
+_ITEM_RE = re.compile(r"(?<![\w'’])(double\s+)?(" + _LETTER + r")(?![\w'’])"
+                      r"(?:\s+(?:as|like)\s+in\s+([\w'’-]+)|\s+for\s+([\w'’-]+))?\.?", re.IGNORECASE)
 # letter runs that are everyday acronyms, not spellings of a name
 ACRONYMS = frozenset("""usa uk fbi cia atm dvd cnn nba nfl abc nbc cbs ibm ups irs ceo tv pc ok aka asap diy faq
  phd vcr cpa mba mfa bbc fda epa nasa aids hiv ira iras rv suv gmc bmw cd cds abs ac dc nyc cpr gpa ged rn emt ssn

@@ -221,6 +221,7 @@ class Splicer:
         from faker.providers.address.en_US import Provider
 
         self.states = list(Provider.states)
+        self._cities: dict[int, list[str]] = {}
 
     def person(self, surface: str) -> str:
         f = self.rng.choice(self.fakers) if self.rng.random() < 0.6 else self.us
@@ -234,8 +235,17 @@ class Splicer:
         if r < 0.75:
             return self.us.city()
         if r < 0.9:
-            return self.rng.choice(self.fakers).city()
+            return self.city(self.rng.randrange(len(self.fakers)))
         return self.us.country()
+
+    def city(self, k: int) -> str:
+        """A city of locale ``k``: from its provider's list in sorted order where it has one (it_IT's is built
+        from a set, so its order changes with the process's hash seed), else Faker's ``city()``."""
+        if k not in self._cities:
+            lists = [getattr(p, "cities", None) for p in self.fakers[k].get_providers()]
+            self._cities[k] = next((sorted(c) for c in lists if isinstance(c, (list, tuple)) and c
+                                    and all(isinstance(x, str) for x in c)), [])
+        return self.rng.choice(self._cities[k]) if self._cities[k] else self.fakers[k].city()
 
     def organisation(self) -> str:
         r = self.rng.random()

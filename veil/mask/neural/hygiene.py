@@ -134,12 +134,15 @@ _NEXT_WORD = re.compile(r"\s+([^\W\d_][\w'’\u0300-\u036f-]*)")
 
 def _rest_of_titled_name(text: str, start: int, end: int) -> int:
     """After an honorific, a name runs on over words that are no everyday words ("ms Melahat [Filiz]")."""
+    from veil.mask.allow_list import common_words
+
     if not _TITLE_BEFORE.search(text[max(0, start - 12):start]):
         return end
     for _ in range(3):
         m = _NEXT_WORD.match(text, end)
-        if m is None or _everyday(m.group(1).lower()) or m.group(1).lower() in _EDGE_NAMES:
-            break
+        word = m.group(1).lower() if m else ""
+        if m is None or _everyday(word) or word in _EDGE_NAMES or word in common_words(5000):
+            break  # a very common word ends it, a surname or not ("Dr. Connor said", "Said" being a surname too)
         end = m.end()
     return end
 
@@ -257,7 +260,8 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
     - a money amount needs its currency or "hundred" / "thousand"; a date that is a number alone a
       preceding "in" / "since" ("in eighty-nine");
     - a name ending with an organisation's kind word ("Bank", "Elementary", "Inc") is one organisation,
-      whatever the tagger read in its words ("Northwind" + "Bank", "Lincoln" + "Elementary").
+      whatever the tagger read in its words ("Northwind" + "Bank", "Lincoln" + "Elementary");
+    - in conversation a word the transcript cut at its start ("ery" faint, "alking") is no name.
     """
     from veil.mask.detectors.base import is_written
 
@@ -308,8 +312,27 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
                 (i + 1 < len(out) and re.fullmatch(r"[ \t-]*", text[sp.end:out[i + 1].start]))
             if not near:
                 continue
+        if not written and sp.label in ("PER", "ORG", "LOC", "MISC") and _fragment(text[sp.start:sp.end]):
+            continue
         kept.append(sp)
     return kept
+
+
+_LOWER_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _fragment(surface: str) -> bool:
+    """A word cut at its start, as transcripts of speech write a word said in part ("ery" faint, "alking", "ause"):
+    one lower-case word that is no word or name of its own but a common word with one letter more."""
+    from veil.mask.allow_list import common_words
+
+    if not surface.isalpha() or not surface.islower() or len(surface) < 3:
+        return False
+    common = common_words(10000)
+    if surface in common or surface in _proper_words():
+        return False
+    stems = {surface, surface[:-1] if surface.endswith("s") else surface}
+    return any(c + w in common for c in _LOWER_LETTERS for w in stems)
 
 
 #: the last word of an organisation's name says what kind it is ("Northwind Bank", "Lincoln Elementary"): a place

@@ -16,7 +16,7 @@ widened to whole words.
 
 A piece is part of an entity when the model's probability of "not an entity" is below its type's
 threshold: per type, calibrated by ``veil train-detector`` on hand-annotated Switchboard conversations
-it never trains on (``detector.json`` ``thresholds``), for conversation; written documents keep 0.5
+it never trains on (``detector.json`` ``thresholds``), for conversation; written documents one threshold (``DetectorTrainConfig.written_threshold``)
 (``o_threshold`` sets one for all). Spans then
 hold the value and nothing else (:func:`tidy`): no greeting, filler, context word ("card", "zip",
 "number") or sentence punctuation at their ends, no honorific ("Dr. [PERSON]"), a first and a last
@@ -118,6 +118,9 @@ class NeuralTaggerMasker(Masker):
     veil); ``types`` keeps only some of its types (e.g. ``"PER,ORG,LOC"``); a word piece counts as
     part of an entity when the model gives "not an entity" less than its type's calibrated threshold,
     or less than ``o_threshold`` for every type when that is given (higher: more recall, more masking).
+    ``propagate`` masks every other occurrence in the text of a person, organisation or place the tagger
+    found ("my name is Aantje Mourik but everyone calls me Aantje"), except a lower-case common word
+    alone ("will", "bill"), which could be the everyday word elsewhere.
     """
 
     name = "neural_tagger"
@@ -125,7 +128,7 @@ class NeuralTaggerMasker(Masker):
 
     def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 64,
                  threads: int = 1, max_length: int = 128, types: Sequence[str] | str | None = None,
-                 o_threshold: float | None = None) -> None:
+                 o_threshold: float | None = None, propagate: bool = True) -> None:
         if precision not in PRECISIONS:
             raise VeilError(f"neural_tagger: precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
         if batch_size < 1 or threads < 1 or not 8 <= max_length <= 512:
@@ -148,11 +151,14 @@ class NeuralTaggerMasker(Masker):
         self.batch_size = batch_size
         self.max_length = max_length
         # per-type thresholds calibrated on conversation apply to conversation; written documents (court
-        # cases, reports: ``veil.mask.detectors.base.is_written``) keep 0.5, what the tagger was trained for
+        # cases, reports: ``veil.mask.detectors.base.is_written``) take the one written threshold of training's
+        # config (``DetectorTrainConfig.written_threshold``; 0.5 for folders that predate it)
         calibrated = meta.get("thresholds") or {}
         self.thresholds = {t: float(o_threshold) if o_threshold is not None else float(calibrated.get(t, 0.5))
                            for t in known}
-        self.written_thresholds = {t: float(o_threshold) if o_threshold is not None else 0.5 for t in known}
+        written = float((meta.get("config") or {}).get("written_threshold", 0.5))
+        self.written_thresholds = {t: float(o_threshold) if o_threshold is not None else written for t in known}
+        self.propagate = bool(propagate)
 
     def logits(self, ids: Any, mask: Any) -> Any:
         """(batch, pieces, labels) scores of a padded batch of piece ids."""
@@ -238,5 +244,34 @@ class NeuralTaggerMasker(Masker):
                 s, e = widen(text, s, e)
                 if s < e:
                     spans.append(Span(s, e, kind, self.name, round(score, 4)))
-        return [Span(sp.start, sp.end, self.type_to_label.get(sp.label, sp.label), sp.source, sp.score)
-                for sp in tidy(text, spans)]
+        out = [Span(sp.start, sp.end, self.type_to_label.get(sp.label, sp.label), sp.source, sp.score)
+               for sp in tidy(text, spans)]
+        return propagate_names(text, out, self.name) if self.propagate else out
+
+
+_NAME_PART = re.compile(r"[^\W\d_][\w'’-]{2,}")
+#: the labels whose other occurrences in a text are masked too (names: the same string is the same entity)
+PROPAGATED_LABELS = frozenset({"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION"})
+
+
+def propagate_names(text: str, spans: list[Span], source: str) -> list[Span]:
+    """``spans`` and every other whole-word occurrence (case-insensitive) of a name among them
+    (:data:`PROPAGATED_LABELS`); a lower-case common word alone is not propagated ("will", "bill")."""
+    from veil.mask.allow_list import common_words
+    from veil.mask.entity_tagger import propagate
+
+    common = common_words(5000)
+    names = [sp for sp in spans if sp.label in PROPAGATED_LABELS
+             and not ((w := text[sp.start:sp.end]).islower() and " " not in w and w in common)]
+    # a person's first or last name alone is the person too ("Aantje Mourik" ... "Aantje")
+    names += [Span(sp.start + m.start(), sp.start + m.end(), sp.label, sp.source, sp.score)
+              for sp in names if sp.label == "PERSON_NAME"
+              for m in _NAME_PART.finditer(text[sp.start:sp.end])
+              if (m.end() - m.start()) < sp.end - sp.start and m.group().lower() not in common]
+    if not names:
+        return spans
+    found = {(sp.start, sp.end) for sp in spans}
+    covered = [(sp.start, sp.end) for sp in spans]
+    extra = [sp for sp in propagate(text, names, source)
+             if (sp.start, sp.end) not in found and not any(s < sp.end and sp.start < e for s, e in covered)]
+    return spans + extra
