@@ -60,6 +60,9 @@ WORD_LIST_MASKERS = ("allow_list", "vocab_threshold")
 #: maskers that detect only what the user lists (deny_list: the review's missed terms): nothing to compare
 USER_LIST_MASKERS = ("deny_list",)
 ALLOW_LIST = "allow_list (trivial bound)"
+#: the default's maskers with options: name -> (masker, its options)
+VARIANTS = {f"{m} register=written": (m, {"register": "written"}) for m in ("neural_tagger", "dlp")}
+WRITTEN = "veil default, register=written"
 
 
 def select(golds: list[GoldDocument], which: str) -> list[GoldDocument]:
@@ -85,13 +88,16 @@ def systems() -> tuple[list[str], dict[str, tuple[str, ...]]]:
     default = default_maskers()
     others = [n for n in registry.names() if n not in default and n not in WORD_LIST_MASKERS + USER_LIST_MASKERS]
     out: dict[str, tuple[str, ...]] = {"veil default": default}
+    written = tuple(f"{m} register=written" if f"{m} register=written" in VARIANTS else m for m in default)
+    out[WRITTEN] = written
     for n in others:
         out[n] = (n,)
         out[f"veil default + {n}"] = (*default, n)
     out["Presidio"] = ("presidio",)
     out["spaCy NER"] = ("spacy_ner",)
     out[ALLOW_LIST] = ("allow_list",)
-    return [*default, *others, "presidio", "spacy_ner", "allow_list"], out
+    extra = [m for m in written if m not in default]
+    return [*default, *extra, *others, "presidio", "spacy_ner", "allow_list"], out
 
 
 def detect(name: str, docs: list, timings: dict[str, float]) -> list[list]:
@@ -109,6 +115,9 @@ def detect(name: str, docs: list, timings: dict[str, float]) -> list[list]:
             from veil.mask.entity_tagger import EntityTaggerMasker
 
             engine = MaskingEngine([EntityTaggerMasker(propagate=False, extend=False)])
+        elif name in VARIANTS:
+            masker, options = VARIANTS[name]
+            engine = MaskingEngine.from_names([masker], options={masker: options})
         else:
             engine = MaskingEngine.from_names([name])
         out = []

@@ -20,7 +20,7 @@ from typing import Iterable, Mapping, Sequence
 from veil.errors import VeilError
 from veil.mask.base import Masker, choose
 from veil.mask.detectors import DEFAULT_DETECTORS, Detector, DictionaryDetector
-from veil.mask.detectors.base import is_written
+from veil.mask.detectors.base import check_register, is_written
 from veil.mask.detectors.words import read_dictionary
 from veil.textutil import normalise_surface
 from veil.types import Span
@@ -32,18 +32,13 @@ def _read_list(path: str | Path) -> list[str]:
     return read_word_list(path)
 
 
-#: ``auto``: durations and counted quantities (``WRITTEN_ONLY`` detectors) only in texts that read as written
-#: documents (``detectors.base.is_written``); ``written``: always; ``conversation``: never
-REGISTERS = ("auto", "written", "conversation")
-
-
 class DLPMasker(Masker):
     """``DLPMasker(detectors=("email", "phone"), exclude=["Dallas"], dictionary={"Acme": "ORGANIZATION_NAME"})``.
 
     ``exclude_file`` (one term a line) and ``dictionary_file`` (``term<TAB>TYPE`` lines) read the
-    same from files. ``register`` (:data:`REGISTERS`) says where durations and counted quantities
-    are masked: by default in written documents only (a court case's "14 years" is a sentence
-    served, a caller's "two years" is how long they had a car).
+    same from files. ``register`` (``detectors.base.REGISTERS``: auto, written, conversation) says where
+    durations and counted quantities are masked: by default in written documents only (a court case's
+    "14 years" is a sentence served, a caller's "two years" is how long they had a car).
     """
 
     name = "dlp"
@@ -54,9 +49,7 @@ class DLPMasker(Masker):
                  dictionary_file: str | Path | None = None, min_score: float = 0.5, register: str = "auto") -> None:
         from veil.registry import detectors as registry
 
-        if register not in REGISTERS:
-            raise VeilError(f"dlp: register must be one of {', '.join(REGISTERS)}, not {register!r}")
-        self.register = register
+        self.register = check_register("dlp", register)
         names = choose("dlp", "detector", detectors, registry.names())
         self.detectors: list[Detector] = [registry.get(d)() for d in names]
         terms = dict(dictionary or {})

@@ -107,6 +107,20 @@ def test_masker_options_are_checked(tiny_detector):
         NeuralTaggerMasker(model=str(tiny_detector), types="PER,NAME")
     only_loc = NeuralTaggerMasker(model=str(tiny_detector), types="LOC", threads=1)
     assert only_loc.detect("my name is mary thanks") == []
+    with pytest.raises(VeilError, match="register"):
+        NeuralTaggerMasker(model=str(tiny_detector), register="speech")
+
+
+def test_register_picks_the_thresholds(tiny_detector):
+    """A short text is conversation by default; ``register="written"`` gives it the written thresholds."""
+    text = "my name is mary thanks"
+    picked = {}
+    for register in ("auto", "written", "conversation"):
+        masker = NeuralTaggerMasker(model=str(tiny_detector), register=register)
+        masker.thresholds = {t: 1e-9 for t in masker.thresholds}  # conversation: nothing is an entity
+        masker.written_thresholds = {t: 1.0 for t in masker.written_thresholds}  # written: every piece is
+        picked[register] = bool(masker.detect(text))
+    assert picked == {"auto": False, "written": True, "conversation": False}
 
 
 @pytest.mark.slow

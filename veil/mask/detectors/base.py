@@ -86,6 +86,24 @@ _SPEECH = re.compile(r"\b(?:uh|um|uh-huh|um-hum|huh|yeah|okay|gonna|you know|i m
 WRITTEN_MIN_WORDS = 100
 
 
+#: where a text counts as a written document: ``auto``: by :func:`is_written`; ``written``: always;
+#: ``conversation``: never (the ``register`` option of ``dlp`` and ``neural_tagger``)
+REGISTERS = ("auto", "written", "conversation")
+
+
+def check_register(owner: str, register: str) -> str:
+    if register not in REGISTERS:
+        from veil.errors import VeilError
+
+        raise VeilError(f"{owner}: register must be one of {', '.join(REGISTERS)}, not {register!r}")
+    return register
+
+
+def written_in(register: str, text: str) -> bool:
+    """Whether ``text`` counts as a written document under ``register`` (:data:`REGISTERS`)."""
+    return register == "written" or (register == "auto" and is_written(text))
+
+
 def is_written(text: str) -> bool:
     """Whether a text reads as a written document: long (:data:`WRITTEN_MIN_WORDS` words or more) and with
     hardly a speech filler ("uh", "you know", "yeah": at most one in 500 words)."""

@@ -311,7 +311,7 @@ def splice(frame: Frame, splicer: Splicer, rate: float, insert_rate: float) -> F
                 edits.append((m.end(), m.end(), " ", None))
                 edits.append((m.end(), m.end(), name.split()[0], "PER"))
     edits.sort(key=lambda x: (x[0], x[1]))
-    out, new_spans, pos, shift = [], [], 0, 0
+    out, new_spans, pos = [], [], 0
     moved: list[tuple[int, int]] = []  # (old offset, new offset) to move ignored stretches
     for s, e, new, kind in edits:
         if s < pos:

@@ -243,7 +243,7 @@ def _trim(text: str, start: int, end: int, edge: frozenset[str]) -> tuple[int, i
         return start, end
 
 
-def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
+def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[Span]:
     """Span hygiene for tagger spans (labels are tagger types): trimmed ends, valid types, names joined.
 
     - edge words (greetings, fillers, function words; for names, places, numbers and contacts also
@@ -265,7 +265,7 @@ def tidy(text: str, spans: Sequence[Span]) -> list[Span]:
     """
     from veil.mask.detectors.base import is_written
 
-    written = is_written(text)
+    written = is_written(text) if written is None else written
     out: list[Span] = []
     for sp in sorted(spans, key=lambda x: (x.start, x.end)):
         s, e = _trim(text, sp.start, sp.end, _EDGE_WORDS.get(sp.label, _EDGE_ALL))

@@ -118,6 +118,9 @@ class NeuralTaggerMasker(Masker):
     veil); ``types`` keeps only some of its types (e.g. ``"PER,ORG,LOC"``); a word piece counts as
     part of an entity when the model gives "not an entity" less than its type's calibrated threshold,
     or less than ``o_threshold`` for every type when that is given (higher: more recall, more masking).
+    ``register`` (``auto``, ``written``, ``conversation``) says which thresholds and span rules apply: by
+    default a long text without speech fillers is a written document (``detectors.base.is_written``);
+    short written records (tweets, form fields) read better as ``written``.
     ``propagate`` masks every other occurrence in the text of a person, organisation or place the tagger
     found ("my name is Aantje Mourik but everyone calls me Aantje"), except a lower-case common word
     alone ("will", "bill"), which could be the everyday word elsewhere.
@@ -128,7 +131,10 @@ class NeuralTaggerMasker(Masker):
 
     def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 64,
                  threads: int = 1, max_length: int = 128, types: Sequence[str] | str | None = None,
-                 o_threshold: float | None = None, propagate: bool = True) -> None:
+                 o_threshold: float | None = None, propagate: bool = True, register: str = "auto") -> None:
+        from veil.mask.detectors.base import check_register
+
+        self.register = check_register("neural_tagger", register)
         if precision not in PRECISIONS:
             raise VeilError(f"neural_tagger: precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
         if batch_size < 1 or threads < 1 or not 8 <= max_length <= 512:
@@ -223,10 +229,11 @@ class NeuralTaggerMasker(Masker):
         """Spans of one text from its scored windows, under per-type thresholds (default: the masker's)."""
         import numpy as np
 
-        if thresholds is None:
-            from veil.mask.detectors.base import is_written
+        from veil.mask.detectors.base import written_in
 
-            thresholds = self.written_thresholds if is_written(text) else self.thresholds
+        written = written_in(self.register, text)
+        if thresholds is None:
+            thresholds = self.written_thresholds if written else self.thresholds
         limit = np.array([1.0] + [thresholds.get(lab[2:], 0.5) for lab in self.id2label[1:]], dtype=np.float32)
         spans: list[Span] = []
         for offs, best, prob, p_o in windows:
@@ -245,7 +252,7 @@ class NeuralTaggerMasker(Masker):
                 if s < e:
                     spans.append(Span(s, e, kind, self.name, round(score, 4)))
         out = [Span(sp.start, sp.end, self.type_to_label.get(sp.label, sp.label), sp.source, sp.score)
-               for sp in tidy(text, spans)]
+               for sp in tidy(text, spans, written)]
         return propagate_names(text, out, self.name) if self.propagate else out
 
 
