@@ -30,6 +30,9 @@ CASES = [
     ("phone", "call (212) 555-0143 or +44 20 7946 0958", [("(212) 555-0143", "PHONE_NUMBER"),
                                                           ("+44 20 7946 0958", "PHONE_NUMBER")]),
     ("phone", "application no. 18403/91 of 1991", []),
+    # the North American layout is a phone even where no such exchange exists; not inside a dotted number
+    ("phone", "Call John Smith at 555-123-4560.", [("555-123-4560", "PHONE_NUMBER")]),
+    ("phone", "ip 192.168.100.1234 and 555-123-45601", []),
     # credit card (Luhn)
     ("credit_card", "card 4111 1111 1111 1111 exp", [("4111 1111 1111 1111", "CREDIT_CARD_NUMBER")]),
     ("credit_card", "card 4111-1111-1111-1112 exp", []),

@@ -26,6 +26,8 @@ def surfaces(text, spans):
     ("US troops; tell us. The US.", ["US"], ["US", "US"]),  # lower-case common word is not the entity
     ("dallas is big, Dallas too", ["dallas"], ["dallas", "Dallas"]),  # tagged lower case: all cases
     ("A. Smith and a cat", ["A."], ["A."]),  # one letter would match every "a"
+    # a case form whose lower case is longer ("İ" -> "i̇") matches without being a key of its own
+    ("the istanbul court and the İstanbul court", ["istanbul"], ["istanbul", "İstanbul"]),
 ])
 def test_propagate_table(text, tagged, expected):
     spans = spans_of(text, *tagged)

@@ -29,6 +29,8 @@ SPELLED = [
     # not spellings
     ("i i i don't know", []),
     ("and i and i do know that", []),  # the "a" of "and" is no spelled letter
+    ("Please call [S_M_I_T_H] tomorrow.", ["S_M_I_T_H"]),  # letters joined by underscores
+    ("the U_S_A and FOO_S_M_I", []),
     ("more like a taxi driver type job then a then a doctor", []),
     ("the u s a and the f b i", []),
     ("a b", []),

@@ -59,6 +59,6 @@ def test_veil_mask_and_fill_take_a_dataset():
 
     ds = datasets.Dataset.from_dict({"id": ["a", "b"], "text": TEXTS[:2]})
     masked = veil.mask(ds, ["dlp"])
-    assert isinstance(masked, datasets.Dataset) and "[NUMBER_1]" in masked[0]["text"]
+    assert isinstance(masked, datasets.Dataset) and "[PHONE_NUMBER_1]" in masked[0]["text"]
     filled = veil.fill(masked, "faker")
-    assert "[" not in filled[0]["text"] and filled[0]["substitutions"][0]["label"] == "NUMBER"
+    assert "[" not in filled[0]["text"] and filled[0]["substitutions"][0]["label"] == "PHONE_NUMBER"

@@ -220,6 +220,10 @@ def propagate(text: str, spans: list[Span], source: str, score: float = PROPAGAT
             continue
         occurrence = m.group()
         key = occurrence.lower()
+        if key not in tagged:  # a case form whose lower case differs in length ("İstanbul" / "ISTANBUL")
+            key = next((k for k in tagged if re.fullmatch(re.escape(k), occurrence, re.IGNORECASE)), "")
+            if not key:
+                continue
         label, surface = tagged[key]
         if occurrence == key != surface and key in common_words(5000):
             continue  # "us" is not "US", "may" is not "May"

@@ -94,3 +94,10 @@ class PhoneDetector(Detector):
                 seen.add((m.start, m.end))
                 context = self.CONTEXT.search(text, max(0, m.start - 100), m.end + 100) is not None
                 yield Span(m.start, m.end, self.label, source, 0.8 + 0.2 * context)
+        # a number written in the North American phone layout is a phone number even where phonenumbers finds
+        # no such exchange ("555-123-4560", the numbers films and examples use)
+        for m in self._NANP.finditer(text):
+            if not any(s <= m.start() and m.end() <= e for s, e in seen):
+                yield Span(m.start(), m.end(), self.label, source, 0.7)
+
+    _NANP = re.compile(r"(?<![\w.-])(?:\(\d{3}\) ?\d{3}-\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4})(?![\w-]|\.\d)")

@@ -32,6 +32,7 @@ _SPELL_RE = re.compile(r"(?<![\w'’-])" + _SPELL_ITEM + r"(?:" + _SPELL_SEP + _
 # one letter standing alone: the "a" of "and" between two spelled letters ("i and i") is no letter
 _ITEM_RE = re.compile(r"(?<![\w'’])(double\s+)?(" + _LETTER + r")(?![\w'’])"
                       r"(?:\s+(?:as|like)\s+in\s+([\w'’-]+)|\s+for\s+([\w'’-]+))?\.?", re.IGNORECASE)
+_UNDERSCORED_RE = re.compile(r"(?<![\w'’-])" + _LETTER + r"(?:_" + _LETTER + r"){2,}(?![\w'’-])")
 # letter runs that are everyday acronyms, not spellings of a name
 ACRONYMS = frozenset("""usa uk fbi cia atm dvd cnn nba nfl abc nbc cbs ibm ups irs ceo tv pc ok aka asap diy faq
  phd vcr cpa mba mfa bbc fda epa nasa aids hiv ira iras rv suv gmc bmw cd cds abs ac dc nyc cpr gpa ged rn emt ssn
@@ -82,6 +83,10 @@ class SpelledNameDetector(Detector):
                 end -= 1  # a sentence's full stop after plain letters
             start, end = self._with_spelled_word(text, start, end, letters)
             yield Span(start, end, self.label, source, 0.85)
+        for m in _UNDERSCORED_RE.finditer(text):  # "S_M_I_T_H": letters joined by underscores, as in an identifier
+            letters = m.group().replace("_", "").lower()
+            if letters not in ACRONYMS and not set(letters) <= {"a", "i"}:
+                yield Span(m.start(), m.end(), self.label, source, 0.85)
 
     @staticmethod
     def _with_spelled_word(text: str, start: int, end: int, letters: str) -> tuple[int, int]:
