@@ -16,8 +16,8 @@ widened to whole words.
 
 A piece is part of an entity when the model's probability of "not an entity" is below its type's
 threshold: per type, calibrated by ``veil train-detector`` on hand-annotated Switchboard conversations
-it never trains on (``detector.json`` ``thresholds``), for conversation; written documents one threshold (``DetectorTrainConfig.written_threshold``)
-(``o_threshold`` sets one for all). Spans then
+it never trains on (``detector.json`` ``thresholds``), for conversation; written documents take one
+threshold (``DetectorTrainConfig.written_threshold``) (``o_threshold`` sets one for all). Spans then
 hold the value and nothing else (:func:`tidy`): no greeting, filler, context word ("card", "zip",
 "number") or sentence punctuation at their ends, no honorific ("Dr. [PERSON]"), a first and a last
 name one span; an e-mail needs "@" or "at" and "dot", a phone or id number three digits, an address
@@ -26,6 +26,7 @@ a number or a street word (:mod:`veil.mask.neural.hygiene`).
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -277,8 +278,14 @@ def propagate_names(text: str, spans: list[Span], source: str) -> list[Span]:
               if (m.end() - m.start()) < sp.end - sp.start and m.group().lower() not in common]
     if not names:
         return spans
-    found = {(sp.start, sp.end) for sp in spans}
-    covered = [(sp.start, sp.end) for sp in spans]
-    extra = [sp for sp in propagate(text, names, source)
-             if (sp.start, sp.end) not in found and not any(s < sp.end and sp.start < e for s, e in covered)]
-    return spans + extra
+    import bisect
+
+    covered = sorted((sp.start, sp.end) for sp in spans)
+    starts = [s for s, _ in covered]
+    ends = list(itertools.accumulate((e for _, e in covered), max))  # the furthest end among the first k spans
+
+    def overlaps(sp: Span) -> bool:
+        k = bisect.bisect_left(starts, sp.end)  # the spans starting before this one ends
+        return k > 0 and ends[k - 1] > sp.start
+
+    return spans + [sp for sp in propagate(text, names, source) if not overlaps(sp)]
