@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from veil.errors import InputError, VeilError
 from veil.types import Document
@@ -88,21 +88,29 @@ def _check_offsets(path: Path, where: int, text: str, start: object, end: object
     return start, end
 
 
+def _jsonl(path: Path, skip_blank: bool = False) -> Iterator[tuple[int, Any]]:
+    """``(line number, record)`` of a JSONL gold file; a blank line is an error unless ``skip_blank``."""
+    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip():
+            if skip_blank:
+                continue
+            raise InputError(str(path), lineno, "empty line (expected one JSON object per line)")
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
+
+
 def read_tab(path: str | Path) -> list[GoldDocument]:
     """TAB JSONL: one ``GoldDocument`` per line; ``doc.id`` is the case id (``provenance.doc_id``)."""
     path = Path(path)
     out: list[GoldDocument] = []
-    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
-        if not line.strip():
-            raise InputError(str(path), lineno, "empty line (expected one JSON object per line)")
+    for lineno, rec in _jsonl(path):
         try:
-            rec = json.loads(line)
             meta = rec.get("metadata") or {}
             prov = meta.get("provenance") or {}
             text = rec["text"]
             entities = rec["entities"]
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
         except (KeyError, AttributeError, TypeError) as e:
             raise InputError(str(path), lineno, f"missing field {e} (need text, entities)") from None
         if not isinstance(text, str):
@@ -239,14 +247,9 @@ def read_switchboard_pii(path: str | Path) -> list[GoldDocument]:
 
     path = Path(path)
     out: list[GoldDocument] = []
-    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
-        if not line.strip():
-            raise InputError(str(path), lineno, "empty line (expected one JSON object per line)")
+    for lineno, rec in _jsonl(path):
         try:
-            rec = json.loads(line)
             doc_id, text, raw = str(rec["id"]), rec["text"], rec["spans"]
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
         except (KeyError, TypeError) as e:
             raise InputError(str(path), lineno, f"missing field {e} (need id, text, spans)") from None
         if not isinstance(text, str) or not isinstance(raw, list):
@@ -270,28 +273,13 @@ def read_switchboard_pii(path: str | Path) -> list[GoldDocument]:
     return out
 
 
-#: Presidio synthetic records are held out from detector training (and evaluated on) by template:
-#: ``template_id % PRESIDIO_TEMPLATE_BUCKETS < PRESIDIO_HELD_OUT_BUCKETS`` (a fifth: 141 of 750 records).
-#: Splitting by template, not by record, keeps one sentence pattern from being seen in both. The one
-#: place this split is defined: the detector's training data and the benchmarks import it. The shipped
-#: neural detector (veil/data/detector) was trained on the other templates: a changed rule needs a
-#: retrained detector, or its scores here are on records it has seen.
-PRESIDIO_TEMPLATE_BUCKETS = 5
-PRESIDIO_HELD_OUT_BUCKETS = 1
-
-
 def read_review(path: str | Path) -> list[GoldDocument]:
     """``veil review --export gold`` JSONL: one ``GoldDocument`` per reviewed document."""
     path = Path(path)
     out: list[GoldDocument] = []
-    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
+    for lineno, rec in _jsonl(path, skip_blank=True):
         try:
-            rec = json.loads(line)
             text, raw = rec["text"], rec["spans"]
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
         except (KeyError, TypeError) as e:
             raise InputError(str(path), lineno, f"missing field {e} (need id, text, spans)") from None
         if not isinstance(text, str) or not isinstance(raw, list):
