@@ -9,13 +9,11 @@ slack for timer noise), and under a bound per character. ``bench/bench_detector_
 prints the full table (1k to 64k).
 """
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.bench_detector_linearity import ADVERSARIAL
+from bench.bench_detector_linearity import ADVERSARIAL, time_find
 from veil.registry import detectors
 
 SMALL, LARGE = 1000, 8000
@@ -39,19 +37,9 @@ def _detector(name):
     return _BUILT[name]
 
 
-def _cpu(det, text: str, repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.process_time()
-        for _span in det.find(text, "t"):
-            pass
-        best = min(best, time.process_time() - t0)
-    return best
-
-
 def _assert_linear(name: str, make) -> None:
     det = _detector(name)
-    small, large = _cpu(det, make(SMALL)), _cpu(det, make(LARGE))
+    small, large = time_find(det, make(SMALL), 3), time_find(det, make(LARGE), 3)
     bound = small * (LARGE / SMALL) * MAX_GROWTH + SLACK_S
     assert large <= bound, (f"{name}: {large * 1e3:.1f} ms on {LARGE} characters, {small * 1e3:.1f} ms on {SMALL} "
                             f"(allowed {bound * 1e3:.1f} ms): super-linear")
