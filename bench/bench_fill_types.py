@@ -48,6 +48,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -168,18 +169,23 @@ class Validator:
         return (core.lower() in self.names or (len(core) == 1 and core.isalpha())
                 or all(p.lower() in self.names for p in re.split(r"[-']", core) if p))
 
-    def person(self, orig: str, sub: str) -> bool:
+    @staticmethod
+    def _word_by_word(orig: str, sub: str, strip: str, kept: tuple, ok: Callable[[str, str], bool]) -> bool:
+        """As many words as the original; a word of a ``kept`` list stays itself, every other one passes ``ok``."""
         o, s = orig.split(), sub.split()
         if len(o) != len(s):
             return False
         for ow, sw in zip(o, s):
-            ol, sl = ow.strip(".,").lower(), sw.strip(".,").lower()
-            if ol in self.titles or ol in self.suffixes:
+            ol, sl = ow.strip(strip).lower(), sw.strip(strip).lower()
+            if any(ol in words for words in kept):
                 if sl != ol:
                     return False
-            elif not self._name_word(sw):
+            elif not ok(sw, sl):
                 return False
         return True
+
+    def person(self, orig: str, sub: str) -> bool:
+        return self._word_by_word(orig, sub, ".,", (self.titles, self.suffixes), lambda sw, _: self._name_word(sw))
 
     def place(self, orig: str, sub: str, label: str) -> bool:
         from veil.gazetteer import place_kind
@@ -194,17 +200,9 @@ class Validator:
             (want == "state" and len(name) == 2)
 
     def organisation(self, orig: str, sub: str) -> bool:
-        o, s = orig.split(), sub.split()
-        if len(o) != len(s):
-            return False
-        for ow, sw in zip(o, s):
-            ol, sl = ow.strip(".,&").lower(), sw.strip(".,&").lower()
-            if ol in self.org_kinds or ol in self.connectors:
-                if sl != ol:
-                    return False
-            elif not (self._name_word(sw) or sl in self.places or sw.strip(".,").isupper() or sw.isdigit()):
-                return False
-        return True
+        return self._word_by_word(orig, sub, ".,&", (self.org_kinds, self.connectors),
+                                  lambda sw, sl: self._name_word(sw) or sl in self.places or sw.strip(".,").isupper()
+                                  or sw.isdigit())
 
     def address(self, orig: str, sub: str) -> bool:
         from veil.shapes import shape_of
