@@ -20,7 +20,7 @@ from typing import Iterable, Mapping, Sequence
 from veil.errors import VeilError
 from veil.mask.base import Masker, choose
 from veil.mask.detectors import DEFAULT_DETECTORS, Detector, DictionaryDetector
-from veil.mask.detectors.base import check_register, is_written
+from veil.mask.detectors.base import check_register, written_in
 from veil.mask.detectors.words import read_dictionary
 from veil.textutil import normalise_surface
 from veil.types import Span
@@ -67,12 +67,12 @@ class DLPMasker(Masker):
 
     def detect(self, text: str) -> list[Span]:
         source, min_score = self.name, self.min_score
-        written = {"written": True, "conversation": False}.get(self.register)
+        written = None
         spans = []
         for det in self.detectors:
             if det.WRITTEN_ONLY:
                 if written is None:
-                    written = is_written(text)
+                    written = written_in(self.register, text)
                 if not written:
                     continue
             spans += [s for s in det.find(text, source) if s.score >= min_score]

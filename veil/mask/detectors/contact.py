@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
+import itertools
 import re
 from typing import Iterator
 
@@ -96,8 +98,12 @@ class PhoneDetector(Detector):
                 yield Span(m.start, m.end, self.label, source, 0.8 + 0.2 * context)
         # a number written in the North American phone layout is a phone number even where phonenumbers finds
         # no such exchange ("555-123-4560", the numbers films and examples use)
+        found = sorted(seen)
+        starts = [s for s, _ in found]
+        ends = list(itertools.accumulate((e for _, e in found), max))  # the furthest end among the first k
         for m in self._NANP.finditer(text):
-            if not any(s <= m.start() and m.end() <= e for s, e in seen):
+            k = bisect.bisect_right(starts, m.start())  # the matches starting at or before this one
+            if not (k and ends[k - 1] >= m.end()):
                 yield Span(m.start(), m.end(), self.label, source, 0.7)
 
     _NANP = re.compile(r"(?<![\w.-])(?:\(\d{3}\) ?\d{3}-\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4})(?![\w-]|\.\d)")
