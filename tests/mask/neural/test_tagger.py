@@ -7,21 +7,74 @@ from pathlib import Path
 import pytest
 
 from veil.errors import VeilError
-from veil.mask.neural.tagger import NeuralTaggerMasker, decode, widen
+from veil.mask.neural.tagger import NeuralTaggerMasker, widen
 
 
-@pytest.mark.parametrize("labels, offsets, expected", [
-    (["B-PER", "I-PER", "O"], [(0, 4), (5, 10), (11, 17)], [(0, 10, "PER")]),
-    # a B- piece starts a new mention even right after one of the same type
-    (["B-ID", "B-ID"], [(0, 1), (2, 3)], [(0, 1, "ID"), (2, 3, "ID")]),
-    # an I- piece after another type starts its own mention
-    (["B-PER", "I-LOC", "I-LOC"], [(0, 3), (4, 7), (8, 9)], [(0, 3, "PER"), (4, 9, "LOC")]),
-    (["O", "O"], [(0, 1), (2, 3)], []),
-    # pieces without characters (special tokens) are skipped
-    (["B-PER", "I-PER"], [(0, 0), (0, 4)], [(0, 4, "PER")]),
+KINDS = ("LOC", "ORG", "PER")
+
+
+def _rows(*pieces):
+    """by_type rows from (P(O), type, its probability) per piece; the rest spread over the other types."""
+    import numpy as np
+
+    out = []
+    for p_o, kind, p in pieces:
+        row = [p_o] + [(1 - p_o - p) / 2] * len(KINDS)
+        row[1 + KINDS.index(kind)] = p
+        out.append(row)
+    return np.array(out, dtype=np.float32)
+
+
+def _decode(text, offsets, pieces, limit=0.15, name_limit=0.0):
+    import numpy as np
+
+    from veil.mask.neural.tagger import decode_words
+
+    return [(text[s:e], k) for s, e, k, _ in
+            decode_words(text, offsets, _rows(*pieces), np.full(len(KINDS), limit, np.float32), KINDS, name_limit)]
+
+
+def test_a_word_takes_one_type_from_all_its_pieces():
+    # "Vito" "rov" "ić": an address to its first piece, a person to the word
+    text = "Amadeo Vitorovic from"
+    offsets = [(0, 6), (7, 11), (11, 14), (14, 16), (17, 21)]
+    pieces = [(0.01, "PER", 0.9), (0.09, "LOC", 0.5), (0.01, "PER", 0.9), (0.04, "PER", 0.8), (0.99, "ORG", 0.0)]
+    assert _decode(text, offsets, pieces) == [("Amadeo Vitorovic", "PER")]
+
+
+def test_one_piece_below_the_threshold_makes_its_word_an_entity():
+    text = "said lepisto then"
+    offsets = [(0, 4), (5, 8), (8, 10), (10, 12), (13, 17)]
+    pieces = [(0.99, "PER", 0.0), (0.10, "PER", 0.8), (0.59, "PER", 0.3), (0.40, "PER", 0.5), (0.99, "PER", 0.0)]
+    assert _decode(text, offsets, pieces) == [("lepisto", "PER")]
+    # sentence punctuation after a word is a word of its own; special tokens (no characters) are skipped
+    assert _decode("todd: hi", [(0, 0), (0, 4), (4, 5), (6, 8)],
+                   [(0.99, "PER", 0.0), (0.05, "PER", 0.9), (0.99, "PER", 0.0), (0.99, "ORG", 0.0)]) == [("todd", "PER")]
+
+
+def test_words_of_another_type_or_outside_break_a_run():
+    text = "john smith in paris"
+    offsets = [(0, 4), (5, 10), (11, 13), (14, 19)]
+    pieces = [(0.01, "PER", 0.9), (0.02, "PER", 0.9), (0.99, "ORG", 0.0), (0.01, "LOC", 0.9)]
+    assert _decode(text, offsets, pieces) == [("john smith", "PER"), ("paris", "LOC")]
+    assert _decode("o o", [(0, 1), (2, 3)], [(0.9, "PER", 0.1), (0.9, "PER", 0.1)]) == []
+
+
+@pytest.mark.parametrize("word, found", [
+    ("melanie", True),  # a first name on the lists
+    ("vasquez's", True),  # a last name, with its possessive
+    ("sulphur", False),  # read as a person, but no name
 ])
-def test_decode(labels, offsets, expected):
-    assert [(s, e, t) for s, e, t, _ in decode(labels, offsets)] == expected
+def test_the_name_lists_back_a_persons_reading_between_the_thresholds(word, found):
+    text = f"like this {word} you"
+    s = text.index(word)
+    offsets = [(0, 4), (5, 9), (s, s + len(word)), (s + len(word) + 1, len(text))]
+    pieces = [(0.99, "PER", 0.0), (0.99, "PER", 0.0), (0.3, "PER", 0.6), (0.99, "ORG", 0.0)]
+    assert _decode(text, offsets, pieces) == []  # above the person threshold
+    assert _decode(text, offsets, pieces, name_limit=0.5) == ([(word, "PER")] if found else [])
+    # the lists never start a reading: a name the model reads as an organisation is left to the thresholds
+    org = [pieces[0], pieces[1], (0.3, "ORG", 0.6), pieces[3]]
+    assert _decode(text, offsets, org, name_limit=0.5) == []
 
 
 @pytest.mark.parametrize("text, start, end, expected", [
@@ -116,7 +169,7 @@ def test_register_picks_the_thresholds(tiny_detector):
     text = "my name is mary thanks"
     picked = {}
     for register in ("auto", "written", "conversation"):
-        masker = NeuralTaggerMasker(model=str(tiny_detector), register=register)
+        masker = NeuralTaggerMasker(model=str(tiny_detector), register=register, name_threshold=0.0)
         masker.thresholds = {t: 1e-9 for t in masker.thresholds}  # conversation: nothing is an entity
         masker.written_thresholds = {t: 1.0 for t in masker.written_thresholds}  # written: every piece is
         picked[register] = bool(masker.detect(text))

@@ -147,6 +147,13 @@ def test_tidy_titled_names_and_nationalities():
     # a capitalised everyday word inside a sentence is a name; lower-case or sentence-initial it is not
     ("I am so jealous! said Gladys to Mary", [("Gladys", "PER"), ("Mary", "PER")], [("Gladys", "PER"), ("Mary", "PER")]),
     ("we bought a watermelon", [("watermelon", "PER")], []),
+    # in any case a first name on the lists runs on over one word after it that is no common word at all; the
+    # tagger's organisation is then a person
+    ("says liisa lepistö in a political song", [("liisa", "PER")], [("liisa lepistö", "PER")]),
+    ("liisa lepistö innography the corner", [("liisa", "ORG")], [("liisa lepistö", "PER")]),
+    ("i told mary yesterday", [("mary", "PER")], [("mary", "PER")]),
+    ("i told mary uh", [("mary", "PER")], [("mary", "PER")]),
+    ("we drove to texas lepistö", [("texas", "LOC")], [("texas", "LOC")]),  # no first name
 ])
 def test_tidy_cased_names(text, found, expected):
     got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]

