@@ -188,6 +188,10 @@ def test_tidy_word_fragments_in_conversation():
     for text, frag in (("ery faint oh", "ery"), ("alking to someone in background", "alking"),
                        ("and ause we had a fifty three", "ause")):
         assert tidy(text, _spans(text, [(frag, "PER")])) == []
+    # a word broken off ("ha-") is no name either, and cut words at a span's ends leave the rest
+    assert tidy("I guess ha-,", _spans("I guess ha-,", [("ha-", "PER")])) == []
+    text = "he works with ause Gutierrez now"
+    assert [text[s.start:s.end] for s in tidy(text, _spans(text, [("ause Gutierrez", "PER")]))] == ["Gutierrez"]
     # a rare word or name of its own stays ("fossamerlo"), so does a place ("oman")
     for text, name in (("because fossamerlo isn't that close", "fossamerlo"), ("we flew to oman", "oman")):
         assert [text[s.start:s.end] for s in tidy(text, _spans(text, [(name, "LOC")]))] == [name]

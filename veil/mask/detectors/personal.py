@@ -395,7 +395,8 @@ class HealthDetector(_LexiconDetector):
 
 
 class NationalityDetector(_LexiconDetector):
-    """A nationality, ethnicity or religion said of a person ("she's Catholic", "I'm half Italian", "Spanish people")."""
+    """A nationality, ethnicity or religion said of a person ("she's Catholic", "I'm half Italian", "Spanish people",
+    "a [Turkish national]")."""
 
     label = "DEMOGRAPHIC"
     _SAID_OF = re.compile(r"\b(?:i'm|i am|i was|he's|she's|he is|she is|he was|she was|we're|we are|we were|they're|"
@@ -410,8 +411,12 @@ class NationalityDetector(_LexiconDetector):
     def terms(self) -> frozenset[tuple[str, ...]]:
         return group_terms()
 
+    _NATIONAL = re.compile(r"\s+(?:nationals?|citizens?)\b", re.IGNORECASE)
+
     def accept(self, text: str, words: list[tuple[int, int, str]], i: int, j: int) -> tuple[int, int] | None:
         end = words[j - 1][1]
+        if m := self._NATIONAL.match(text, end):
+            return words[i][0], m.end()  # "a Turkish national" names the person by the nationality: one span
         if self._PEOPLE.match(text, end) or self._SAID_OF.search(_before(text, words[i][0])):
             return words[i][0], end
         return None

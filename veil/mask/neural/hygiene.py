@@ -286,7 +286,7 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
       preceding "in" / "since" ("in eighty-nine");
     - a name ending with an organisation's kind word ("Bank", "Elementary", "Inc") is one organisation,
       whatever the tagger read in its words ("Northwind" + "Bank", "Lincoln" + "Elementary");
-    - in conversation a word the transcript cut at its start ("ery" faint, "alking") is no name.
+    - in conversation a word the transcript cut short ("ery" faint, "alking", "ha-") is no name, nor part of one.
     """
     from veil.mask.detectors.base import is_written
 
@@ -294,6 +294,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
     out: list[Span] = []
     for sp in sorted(spans, key=lambda x: (x.start, x.end)):
         s, e = _trim(text, sp.start, sp.end, _EDGE_WORDS.get(sp.label, _EDGE_ALL))
+        if not written and sp.label in ("PER", "ORG", "LOC", "MISC"):
+            s, e = _without_fragments(text, s, e)
         if s < e and _LETTERS.fullmatch(text[s:e]):
             # part of an acronym spelled with spaces ("T" of "T I"): the whole acronym, not the article before it
             m = next((m for m in _LETTERS.finditer(text) if m.start() <= s and e <= m.end()), None)
@@ -339,10 +341,25 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
                 (i + 1 < len(out) and re.fullmatch(r"[ \t-]*", text[sp.end:out[i + 1].start]))
             if not near:
                 continue
-        if not written and sp.label in ("PER", "ORG", "LOC", "MISC") and _fragment(text[sp.start:sp.end]):
-            continue
         kept.append(sp)
     return kept
+
+
+def _without_fragments(text: str, start: int, end: int) -> tuple[int, int]:
+    """``text[start:end]`` without the words at its ends that speech cut short ("ause" German, "ha-"); empty
+    (``start == end``) when nothing is left."""
+    words = list(re.finditer(r"\S+", text[start:end]))
+
+    def cut(w: str) -> bool:
+        return _fragment(w) or (w.endswith("-") and len(w) > 1)
+
+    while words and cut(words[0].group()):
+        words.pop(0)
+    while words and cut(words[-1].group()):
+        words.pop()
+    if not words:
+        return start, start
+    return start + words[0].start(), start + words[-1].end()
 
 
 _LOWER_LETTERS = "abcdefghijklmnopqrstuvwxyz"
