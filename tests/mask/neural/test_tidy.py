@@ -192,6 +192,9 @@ def test_tidy_word_fragments_in_conversation():
     assert tidy("I guess ha-,", _spans("I guess ha-,", [("ha-", "PER")])) == []
     text = "he works with ause Gutierrez now"
     assert [text[s.start:s.end] for s in tidy(text, _spans(text, [("ause Gutierrez", "PER")]))] == ["Gutierrez"]
+    # inside a lower-case name a word that looks cut may be a name of its own
+    for text, name in (("stephan m urner 4844", "stephan m urner"), ("not by elle sandström", "elle sandström")):
+        assert [text[s.start:s.end] for s in tidy(text, _spans(text, [(name, "PER")]))] == [name]
     # a rare word or name of its own stays ("fossamerlo"), so does a place ("oman")
     for text, name in (("because fossamerlo isn't that close", "fossamerlo"), ("we flew to oman", "oman")):
         assert [text[s.start:s.end] for s in tidy(text, _spans(text, [(name, "LOC")]))] == [name]

@@ -71,7 +71,7 @@ def _everyday_words() -> frozenset[str]:
     return build_vocabulary(wordfreq_top(EVERYDAY_WORDS))
 
 
-def _everyday(word: str) -> bool:
+def everyday(word: str) -> bool:
     """A common English word (wordfreq's 40,000, plural too) that is no first name, last name, state or country.
 
     Places are not tested: wordfreq's list holds many ("dallas", "plano", "rome").
@@ -151,7 +151,7 @@ def _rest_of_titled_name(text: str, start: int, end: int) -> int:
     for _ in range(3):
         m = _NEXT_WORD.match(text, end)
         word = m.group(1).lower() if m else ""
-        if m is None or _everyday(word) or word in _EDGE_NAMES or word in common_words(5000):
+        if m is None or everyday(word) or word in _EDGE_NAMES or word in common_words(5000):
             break  # a very common word ends it, a surname or not ("Dr. Connor said", "Said" being a surname too)
         end = m.end()
     return end
@@ -178,7 +178,7 @@ def _rest_of_first_name(text: str, start: int, end: int) -> int:
 
 def _is_name_word(word: str) -> bool:
     low = word.lower().rstrip(".")
-    return len(low) == 1 or ((not _everyday(low) or low in _proper_words()) and low not in _EDGE_NAMES)
+    return len(low) == 1 or ((not everyday(low) or low in _proper_words()) and low not in _EDGE_NAMES)
 
 
 def _rest_of_cased_name(text: str, start: int, end: int) -> tuple[int, int]:
@@ -336,7 +336,7 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
     for i, sp in enumerate(out):
         word = text[sp.start:sp.end].lower().strip(".'’")
         if (sp.label in ("PER", "ORG") or (sp.label in ("MISC", "LOC") and not written)) and " " not in word and \
-                word not in _REGIONS and _everyday(word) and not _capitalised_name(text, sp):
+                word not in _REGIONS and everyday(word) and not _capitalised_name(text, sp):
             near = (i > 0 and re.fullmatch(r"[ \t-]*", text[out[i - 1].end:sp.start])) or \
                 (i + 1 < len(out) and re.fullmatch(r"[ \t-]*", text[sp.end:out[i + 1].start]))
             if not near:
@@ -346,16 +346,15 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
 
 
 def _without_fragments(text: str, start: int, end: int) -> tuple[int, int]:
-    """``text[start:end]`` without the words at its ends that speech cut short ("ause" German, "ha-"); empty
-    (``start == end``) when nothing is left."""
+    """``text[start:end]`` without the words at its ends that speech cut short; empty (``start == end``) when
+    nothing is left. A word broken off ("ha-") goes at either end; a word without its start (:func:`_fragment`:
+    "ause") goes when it is the whole span, or a lower-case word before a capitalised one ("ause German").
+    Inside a lower-case name a word that looks cut may be a name ("stephan m urner", "elle sandström"): it stays."""
     words = list(re.finditer(r"\S+", text[start:end]))
-
-    def cut(w: str) -> bool:
-        return _fragment(w) or (w.endswith("-") and len(w) > 1)
-
-    while words and cut(words[0].group()):
+    while words and (len(words[0].group()) > 1 and words[0].group().endswith("-") or
+                     _fragment(words[0].group()) and (len(words) == 1 or words[1].group()[:1].isupper())):
         words.pop(0)
-    while words and cut(words[-1].group()):
+    while words and len(words[-1].group()) > 1 and words[-1].group().endswith("-"):
         words.pop()
     if not words:
         return start, start

@@ -38,10 +38,10 @@ from veil.mask.neural.hygiene import tidy
 from veil.types import Span
 
 PRECISIONS = ("int8", "fp32")
-#: the threshold of a word the tagger reads as a person that is a first or last name on the name lists, where
-#: it is above the person threshold (:func:`decode_words`): with it, on Presidio's synthetic held-out records,
-#: person recall went from 0.961 / 0.951 / 0.902 to 0.971 in every form, and real-conversation precision moved
-#: by -0.005 at most; 0.8 costs 0.007 more precision for one name
+#: the threshold of a word whose reading other evidence backs (:func:`_backed_names`: the name lists, a capital
+#: inside a sentence) where it is above the type's own: on Presidio's synthetic held-out records person recall
+#: went from 0.961 / 0.951 / 0.902 to 0.990 in every form with it, while real-conversation precision moved by
+#: 0.005 at most
 NAME_THRESHOLD = 0.5
 _WORD_CHAR = re.compile(r"[\w'’\u0300-\u036f]")  # combining marks belong to their word ("i̇şeri")
 #: sentence punctuation a span neither starts nor ends with ("94110," masks the number, not the comma)
@@ -90,9 +90,9 @@ def decode_words(text: str, offsets: Sequence[tuple[int, int]], by_type: Any, li
     and an address in a third stays one person. Neighbouring words of one type are one run: two mentions of
     a type side by side are one span, as span hygiene joins them anyway; sentence punctuation ends a run.
 
-    A word the model reads as a person that is a first or last name on the name lists
-    (:func:`veil.mask.neural.hygiene.person_name_words`: "melanie", "vasquez") takes ``name_limit`` when that
-    is above the person threshold: the lists back the model's own reading, they never start one."""
+    A word below ``name_limit`` but above its type's threshold is an entity where other evidence backs the
+    model's reading (:func:`_backed_names`): the name lists, or a capital letter inside a sentence. The
+    evidence never starts a reading of its own: the model must give the word that type first."""
     import numpy as np
 
     valid = [i for i, (s, e) in enumerate(offsets) if e > s]
@@ -115,13 +115,9 @@ def decode_words(text: str, offsets: Sequence[tuple[int, int]], by_type: Any, li
     for w, (start, end) in enumerate(bounds):
         if entity[w] and _SENTENCE_PUNCT.fullmatch(text, start, end) and (end == len(text) or text[end].isspace()):
             entity[w] = False  # "anna, maria": the comma between two names ends the first (not "1,234"'s)
-    if "PER" in kinds and name_limit > limit[kinds.index("PER")]:
-        from veil.mask.neural.hygiene import person_name_words
-
-        names = person_name_words()
-        for w in np.flatnonzero(~entity & (kind == kinds.index("PER")) & (p_o < name_limit)).tolist():
-            word = text[bounds[w][0]:bounds[w][1]].lower()
-            entity[w] = (word[:-2] if word.endswith(("'s", "’s")) else word) in names
+    if name_limit > 0:
+        backed = _backed_names(text, bounds, kind, p_o, entity, kinds, name_limit)
+        entity[backed] = True
     out: list[tuple[int, int, str, float]] = []
     cur: list | None = None  # [start, end, type index, prob sum, words]
     for w, (start, end) in enumerate(bounds):
@@ -139,6 +135,40 @@ def decode_words(text: str, offsets: Sequence[tuple[int, int]], by_type: Any, li
         cur = [start, end, k, p, 1]
     if cur is not None:
         out.append((cur[0], cur[1], kinds[cur[2]], cur[3] / cur[4]))
+    return out
+
+
+#: the types a capital letter backs (a person, organisation, place or product is a name)
+_NAME_KINDS = ("PER", "ORG", "LOC", "MISC")
+_SENTENCE_END = ".!?:\n\"“>#@"
+
+
+def _backed_names(text: str, bounds: Sequence[tuple[int, int]], kind: Any, p_o: Any, entity: Any,
+                  kinds: Sequence[str], name_limit: float) -> list[int]:
+    """The words below ``name_limit`` but not their type's threshold that other evidence backs: a word read as a
+    person that is a first or last name on the name lists ("melanie", "vasquez's"), or a word read as a name of
+    any kind written with a capital inside a sentence of cased text and no everyday word ("I miss Didga")."""
+    import numpy as np
+
+    from veil.mask.neural.hygiene import everyday, person_name_words
+
+    candidates = np.flatnonzero(~entity & (p_o < name_limit)).tolist()
+    if not candidates:
+        return []
+    names = person_name_words()
+    cased = any(c.isupper() for c in text) and any(c.islower() for c in text)
+    out = []
+    for w in candidates:
+        raw = text[bounds[w][0]:bounds[w][1]]
+        word = raw.lower()
+        word = word[:-2] if word.endswith(("'s", "’s")) else word
+        k = kinds[int(kind[w])]
+        if k == "PER" and word in names:
+            out.append(w)
+        elif cased and k in _NAME_KINDS and raw[:1].isupper() and raw[1:].islower() and not everyday(word):
+            before = text[:bounds[w][0]].rstrip()
+            if before and before[-1] not in _SENTENCE_END:  # a sentence's first word has its capital anyway
+                out.append(w)
     return out
 
 
@@ -167,7 +197,9 @@ class NeuralTaggerMasker(Masker):
     short written records (tweets, form fields) read better as ``written``.
     ``propagate`` masks every other occurrence in the text of a person, organisation or place the tagger
     found ("my name is Aantje Mourik but everyone calls me Aantje"), except a lower-case common word
-    alone ("will", "bill"), which could be the everyday word elsewhere.
+    alone ("will", "bill"), which could be the everyday word elsewhere. ``name_threshold`` (default
+    :data:`NAME_THRESHOLD`; 0 turns it off) is the threshold of a word the model reads as a name that the name
+    lists or a capital inside a sentence back, where it is above the type's own.
     """
 
     name = "neural_tagger"
