@@ -77,6 +77,21 @@ def test_the_name_lists_back_a_persons_reading_between_the_thresholds(word, foun
     assert _decode(text, offsets, org, name_limit=0.5) == []
 
 
+@pytest.mark.parametrize("text, found", [
+    ("I miss Didga now", True),  # a capital inside a sentence of cased text backs a name of any kind
+    ("Didga is here now", False),  # a sentence's first word has its capital anyway
+    ("i miss didga now", False),  # no capitals in the text: nothing to read
+    ("I MISS DIDGA NOW", False),
+    ("I miss Pizza now", False),  # an everyday word
+])
+def test_a_capital_inside_a_sentence_backs_a_name(text, found):
+    word = next(w for w in text.split() if w.lower() in ("didga", "pizza"))
+    s = text.index(word)
+    offsets = [(m.start(), m.end()) for m in __import__("re").finditer(r"\S+", text)]
+    pieces = [(0.3, "ORG", 0.6) if o == (s, s + len(word)) else (0.99, "PER", 0.0) for o in offsets]
+    assert _decode(text, offsets, pieces, name_limit=0.5) == ([(word, "ORG")] if found else [])
+
+
 @pytest.mark.parametrize("text, start, end, expected", [
     ("gonzalez here", 3, 6, "gonzalez"),
     ("o'brien said", 0, 1, "o'brien"),
