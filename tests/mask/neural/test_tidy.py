@@ -198,3 +198,23 @@ def test_tidy_word_fragments_in_conversation():
     # a rare word or name of its own stays ("fossamerlo"), so does a place ("oman")
     for text, name in (("because fossamerlo isn't that close", "fossamerlo"), ("we flew to oman", "oman")):
         assert [text[s.start:s.end] for s in tidy(text, _spans(text, [(name, "LOC")]))] == [name]
+
+
+@pytest.mark.parametrize("text, found, expected", [
+    # in written documents an institution's name runs over "of", before and after what the tagger found
+    ("leave to appeal to the House of Lords on 19 March", [("Lords", "ORG")], [("House of Lords", "ORG")]),
+    ("In July 1998, the Appeal Committee of the House of Lords decided", [("Lords", "ORG")],
+     [("Appeal Committee of the House of Lords", "ORG")]),
+    ("an application against the Kingdom of Sweden lodged", [("Sweden", "LOC")], [("Kingdom of Sweden", "ORG")]),
+    ("an action before the Beyoğlu Civil Court of General Jurisdiction for", [("Beyoğlu Civil Court", "ORG")],
+     [("Beyoğlu Civil Court of General Jurisdiction", "ORG")]),
+    ("appeal to the house of lords on 19 march", [("lords", "ORG")], [("house of lords", "ORG")]),
+    ("The University of Texas said", [("Texas", "LOC")], [("University of Texas", "ORG")]),  # not the sentence's "The"
+    # a place of no institution stays a place
+    ("the applicant lives in the south of France now", [("France", "LOC")], [("France", "LOC")]),
+])
+def test_tidy_institutions_in_written_documents(text, found, expected):
+    got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found), written=True)]
+    assert got == expected
+    # conversation keeps what the tagger read
+    assert [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found), written=False)] == found

@@ -286,6 +286,9 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
       preceding "in" / "since" ("in eighty-nine");
     - a name ending with an organisation's kind word ("Bank", "Elementary", "Inc") is one organisation,
       whatever the tagger read in its words ("Northwind" + "Bank", "Lincoln" + "Elementary");
+    - in written documents an institution's name runs over "of" ("House of [Lords]", "[Beyoğlu Civil Court] of
+      General Jurisdiction"): one organisation;
+    - a first name on the name lists runs on over one word after it that is no common word ("liisa [lepistö]");
     - in conversation a word the transcript cut short ("ery" faint, "alking", "ha-") is no name, nor part of one.
     """
     from veil.mask.detectors.base import is_written
@@ -330,6 +333,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
             continue
         out.append(Span(s, e, sp.label, sp.source, sp.score))
     out = _organisations(text, out)
+    if written:
+        out = _institutions(text, out)
     # one everyday word alone is no name ("watermelon", "crayons"); beside another name it may be part of it
     # ("Texas" + "Tech")
     kept = []
@@ -384,6 +389,62 @@ _ORG_KINDS = frozenset("bank bancorp elementary school academy university colleg
                        "inc corp corporation company llc ltd incorporated airlines airways insurance foundation "
                        "association agency".split())
 _ORG_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+)\.?")
+
+
+#: the head of an institution's name that an "of" joins to the rest ("House of Lords", "Court of Justice of the
+#: European Union", "Directorate of Land Registration")
+_INSTITUTION_HEADS = ("house kingdom republic principality duchy state court ministry department directorate "
+                      "university bank council committee office tribunal commission board chamber association "
+                      "union federation institute academy college school church society agency authority "
+                      "registry bureau division jurisdiction").split()
+_HEAD_OF_BEFORE = re.compile(r"\b(?:" + "|".join(_INSTITUTION_HEADS) + r")\s+of\s+(?:the\s+)?$", re.IGNORECASE)
+_CAPITALISED_BEFORE = re.compile(r"(?<![\w’'-])[A-Z][\w’'-]*\s+$")
+_OF_CAPITALISED_AFTER = re.compile(r"\s+of\s+(?:the\s+)?[A-Z][\w’'-]*(?:\s+[A-Z][\w’'-]*)*")
+
+
+def _institution_start(text: str, s: int) -> int:
+    """Where a name at ``s`` starts once the heads before it are taken in ("Appeal Committee of the House of")."""
+    moved = s
+    for _ in range(4):
+        m = _HEAD_OF_BEFORE.search(text, max(0, moved - 40), moved)
+        if m is None:
+            break
+        moved = m.start()
+        while (c := _CAPITALISED_BEFORE.search(text, max(0, moved - 30), moved)) is not None:
+            before = text[:c.start()].rstrip()
+            if not before or before[-1] in ".!?:\n\"“(" or c.group().strip() == "The":
+                break  # a sentence's first word has its capital anyway
+            moved = c.start()
+    return moved
+
+
+def _institutions(text: str, spans: list[Span]) -> list[Span]:
+    """In written documents an institution's name runs over "of": an organisation or place after "House of",
+    "Kingdom of", "Court of Justice of the" takes them in ("House of [Lords]", "Appeal Committee of the House of
+    [Lords]"), and an organisation whose name ends in a head word takes the capitalised words after its "of"
+    ("[Beyoğlu Civil Court] of General Jurisdiction"). Either way it is one organisation."""
+    out: list[Span] = []
+    for sp in spans:
+        s, e, label = sp.start, sp.end, sp.label
+        if label in ("ORG", "LOC"):
+            start = _institution_start(text, s)
+            if start < s and not (out and out[-1].end > start and out[-1].label not in ("ORG", "LOC")):
+                s, label = start, "ORG"
+            words = text[s:e].split()
+            if label == "ORG" and words and words[-1].lower() in _INSTITUTION_HEADS:
+                m = _OF_CAPITALISED_AFTER.match(text, e)
+                if m:
+                    e = m.end()
+        while out and out[-1].start >= s:
+            out.pop()  # a part of the name, found on its own
+        if out and out[-1].end > s:
+            s = out[-1].end
+            while s < e and text[s].isspace():
+                s += 1
+            if s >= e:
+                continue  # inside the name before it
+        out.append(sp if (s, e, label) == (sp.start, sp.end, sp.label) else Span(s, e, label, sp.source, sp.score))
+    return out
 
 
 def _capitalised_name(text: str, sp: Span) -> bool:

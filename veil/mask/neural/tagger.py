@@ -49,6 +49,26 @@ _EDGE_PUNCT = " \t\n,;:!?\"“”"
 _SENTENCE_PUNCT = re.compile(r"[,;:!?\"“”]+")
 
 
+#: the most onnxruntime threads the tagger takes by default: the 2-layer network gains little beyond
+MAX_DEFAULT_THREADS = 4
+
+
+def default_threads() -> int:
+    """The tagger's onnxruntime threads when none are given: ``OMP_NUM_THREADS`` where it is set (Ray sets it to a
+    worker's CPUs), else the CPUs this process may run on, at most :data:`MAX_DEFAULT_THREADS`. On 4,000
+    Switchboard utterances on a 2-vCPU machine, 2 threads beside ``dlp`` masked 11,140 words/s, 1 thread 7,695."""
+    import os
+
+    env = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_DEFAULT_THREADS, cpus))
+
+
 @lru_cache(maxsize=4)
 def load_detector(path: str | None, precision: str, threads: int) -> tuple[Any, Any, Any, dict]:
     """(onnxruntime session, word-embedding matrix, tokenizer, meta), loaded once per process and setting."""
@@ -186,7 +206,7 @@ def widen(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 class NeuralTaggerMasker(Masker):
-    """``NeuralTaggerMasker(model=None, precision="int8", batch_size=64, threads=1, types=None, o_threshold=None)``.
+    """``NeuralTaggerMasker(model=None, precision="int8", batch_size=64, threads=None, types=None, o_threshold=None)``.
 
     ``model`` is a folder written by ``veil train-detector`` (default: the detector shipped with
     veil); ``types`` keeps only some of its types (e.g. ``"PER,ORG,LOC"``); a word piece counts as
@@ -206,7 +226,7 @@ class NeuralTaggerMasker(Masker):
     releases_gil = True  # tokenizers and onnxruntime run outside the GIL: the engine overlaps it with dlp
 
     def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 64,
-                 threads: int = 1, max_length: int = 128, types: Sequence[str] | str | None = None,
+                 threads: int | None = None, max_length: int = 128, types: Sequence[str] | str | None = None,
                  o_threshold: float | None = None, propagate: bool = True, register: str = "auto",
                  name_threshold: float = NAME_THRESHOLD) -> None:
         from veil.mask.detectors.base import check_register
@@ -214,6 +234,7 @@ class NeuralTaggerMasker(Masker):
         self.register = check_register("neural_tagger", register)
         if precision not in PRECISIONS:
             raise VeilError(f"neural_tagger: precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+        threads = default_threads() if threads is None else threads
         if batch_size < 1 or threads < 1 or not 8 <= max_length <= 512:
             raise VeilError("neural_tagger: batch_size and threads must be at least 1, max_length 8 to 512")
         if o_threshold is not None and not 0.0 < float(o_threshold) <= 1.0:
