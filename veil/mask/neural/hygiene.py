@@ -166,7 +166,7 @@ _ANY_NEXT = re.compile(r"[ \t]+([^\W\d_][\w'’-]*[^\W\d_])(?![\w])")
 
 def _rest_of_first_name(text: str, start: int, end: int) -> int:
     """A first name on the name lists (:func:`person_name_words`) runs on over one word after it that is no
-    common word at all (wordfreq's 40,000: "liisa [lepistö]", "Eustachy [Gorski]"), in any case: the tagger
+    common word at all (wordfreq's 40,000: "liisa [lepistö]", "Pirjo [Madetoja]"), in any case: the tagger
     may read the first name alone, or the two as an organisation. ``end`` is unchanged where nothing follows."""
     if text[start:end].lower() not in person_name_words(first_only=True):
         return end

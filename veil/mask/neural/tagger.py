@@ -49,14 +49,16 @@ _EDGE_PUNCT = " \t\n,;:!?\"“”"
 _SENTENCE_PUNCT = re.compile(r"[,;:!?\"“”]+")
 
 
-#: the most onnxruntime threads the tagger takes by default: the 2-layer network gains little beyond
+#: the most onnxruntime threads the tagger takes by default (measured on 2 vCPUs only; more workers, not more
+#: threads, are veil's way to use a large machine)
 MAX_DEFAULT_THREADS = 4
 
 
 def default_threads() -> int:
     """The tagger's onnxruntime threads when none are given: ``OMP_NUM_THREADS`` where it is set (Ray sets it to a
     worker's CPUs), else the CPUs this process may run on, at most :data:`MAX_DEFAULT_THREADS`. On 4,000
-    Switchboard utterances on a 2-vCPU machine, 2 threads beside ``dlp`` masked 11,140 words/s, 1 thread 7,695."""
+    Switchboard utterances on a 2-vCPU machine the default masked 11,486 words/s with 2 threads beside ``dlp``
+    and 7,788 with 1 (``bench/bench_mask.py --interleave``, docs/detection.md)."""
     import os
 
     env = os.environ.get("OMP_NUM_THREADS", "").strip()
