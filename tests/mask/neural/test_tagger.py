@@ -64,6 +64,7 @@ def test_words_of_another_type_or_outside_break_a_run():
     ("melanie", True),  # a first name on the lists
     ("vasquez's", True),  # a last name, with its possessive
     ("sulphur", False),  # read as a person, but no name
+    ("young", False),  # a surname, but an everyday word first ("i guess he's young")
 ])
 def test_the_name_lists_back_a_persons_reading_between_the_thresholds(word, found):
     text = f"like this {word} you"

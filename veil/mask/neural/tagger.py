@@ -168,16 +168,18 @@ _SENTENCE_END = ".!?:\n\"“>#@"
 def _backed_names(text: str, bounds: Sequence[tuple[int, int]], kind: Any, p_o: Any, entity: Any,
                   kinds: Sequence[str], name_limit: float) -> list[int]:
     """The words below ``name_limit`` but not their type's threshold that other evidence backs: a word read as a
-    person that is a first or last name on the name lists ("melanie", "vasquez's"), or a word read as a name of
+    person that is a first name on the name lists and none of the 1,000 commonest words ("melanie", "gary"), or a
+    last name and none of the 5,000 commonest ("vasquez's"; not "young", "green"), or a word read as a name of
     any kind written with a capital inside a sentence of cased text and no everyday word ("I miss Didga")."""
     import numpy as np
 
+    from veil.mask.allow_list import common_words
     from veil.mask.neural.hygiene import everyday, person_name_words
 
     candidates = np.flatnonzero(~entity & (p_o < name_limit)).tolist()
     if not candidates:
         return []
-    names = person_name_words()
+    first_names, names = person_name_words(first_only=True), person_name_words()
     cased = any(c.isupper() for c in text) and any(c.islower() for c in text)
     out = []
     for w in candidates:
@@ -185,8 +187,9 @@ def _backed_names(text: str, bounds: Sequence[tuple[int, int]], kind: Any, p_o: 
         word = raw.lower()
         word = word[:-2] if word.endswith(("'s", "’s")) else word
         k = kinds[int(kind[w])]
-        if k == "PER" and word in names:
-            out.append(w)
+        if k == "PER" and (word in first_names and word not in common_words(1000) or
+                           word in names and word not in common_words(5000)):
+            out.append(w)  # not a surname that is an everyday word first ("young", "green", "long")
         elif cased and k in _NAME_KINDS and raw[:1].isupper() and raw[1:].islower() and not everyday(word):
             before = text[:bounds[w][0]].rstrip()
             if before and before[-1] not in _SENTENCE_END:  # a sentence's first word has its capital anyway
