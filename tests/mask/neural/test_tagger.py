@@ -78,6 +78,28 @@ def test_the_name_lists_back_a_persons_reading_between_the_thresholds(word, foun
     assert _decode(text, offsets, org, name_limit=0.5) == []
 
 
+def test_a_run_that_cannot_be_its_type_is_read_with_the_next_type():
+    from veil.mask.neural.hygiene import valid
+
+    # "at acme": an e-mail to the model, but no e-mail can be without "@" or "at ... dot"
+    text = "spoke to her at acme corporation today"
+    offsets = [(m.start(), m.end()) for m in __import__("re").finditer(r"\S+", text)]
+    o = (0.99, "PER", 0.0)
+    rows = _rows(o, o, o, (0.05, "LOC", 0.5), (0.05, "LOC", 0.5), (0.05, "ORG", 0.9), o)
+    email = __import__("numpy").zeros((len(offsets), 1), dtype="float32")
+    email[3:5, 0] = 0.9  # "at" and "acme" read as an e-mail first, a place second
+    import numpy as np
+
+    from veil.mask.neural.tagger import decode_words
+    kinds = KINDS + ("EMAIL",)
+    by_type = np.concatenate([rows, email], axis=1)
+    limit = np.full(len(kinds), 0.15, np.float32)
+    plain = decode_words(text, offsets, by_type, limit, kinds)
+    assert [(text[s:e], k) for s, e, k, _ in plain] == [("at acme", "EMAIL"), ("corporation", "ORG")]
+    again = decode_words(text, offsets, by_type, limit, kinds, valid=valid)
+    assert [(text[s:e], k) for s, e, k, _ in again] == [("at acme", "LOC"), ("corporation", "ORG")]
+
+
 @pytest.mark.parametrize("text, found", [
     ("I miss Didga now", True),  # a capital inside a sentence of cased text backs a name of any kind
     ("Didga is here now", False),  # a sentence's first word has its capital anyway

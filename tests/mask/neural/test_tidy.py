@@ -87,6 +87,8 @@ def test_tidy(text, found, expected):
     ("in eighty-nine", [("eighty-nine", "DATE")], [("eighty-nine", "DATE")]),
     ("about ninety-four thousand miles", [("ninety-four thousand", "PHONE")], []),
     ("zip is nine four one one oh", [("nine four one one oh", "ADDR")], [("nine four one one oh", "ADDR")]),
+    # a count in thousands is money only with no other unit ("a hundred thousand miles")
+    ("over a hundred thousand miles on them", [("hundred thousand miles", "MONEY")], []),
 ])
 def test_tidy_numbers_and_initials(text, found, expected):
     got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found))]

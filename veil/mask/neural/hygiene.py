@@ -121,6 +121,8 @@ def _proper_words() -> frozenset[str]:
     return frozenset(out)
 
 
+#: what an amount counts when it is no money
+_COUNTED_UNITS = frozenset("miles mile kilometers kilometres feet foot acres people years months days hours".split())
 _CURRENCY_WORDS = frozenset("dollar dollars cents cent bucks buck euros euro pounds pound grand".split())
 #: compass regions people live in ("raised in the south", "up here in the northeast"): places, however everyday
 _REGIONS = frozenset("north south east west northeast northwest southeast southwest midwest northern southern eastern "
@@ -207,7 +209,7 @@ def _digits_in(surface: str) -> int:
     return sum(1 for w in words if w.isdigit() or w in _DIGIT_WORDS)
 
 
-def _valid(kind: str, surface: str) -> bool:
+def valid(kind: str, surface: str) -> bool:
     """Whether a span's words can be its type at all ("at" is no e-mail, "3.5" no phone number)."""
     low = surface.lower()
     words = set(re.findall(r"[a-z]+", low))
@@ -237,7 +239,10 @@ def _valid(kind: str, surface: str) -> bool:
             return False
         return bool(re.search(r"\d", low)) or bool(set(re.findall(r"[a-z']+", low)) & _DATE_CUES)
     if kind == "MONEY":
-        # an amount with its currency, or a number said in hundreds or thousands ("twenty-five hundred")
+        # an amount with its currency, or a number said in hundreds or thousands ("twenty-five hundred"); not a
+        # count of something else ("a hundred thousand miles")
+        if words & _COUNTED_UNITS:
+            return False
         return bool(words & _CURRENCY_WORDS) or "$" in low or (_digits_in(low) >= 2 and bool(words & {"hundred", "thousand"}))
     return True
 
@@ -313,7 +318,7 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
                 s, e = min(start, s), max(end, e)
             if "".join(text[s:e].split()).upper() in _NOT_NAME_ACRONYMS:
                 continue
-        if s >= e or not any(c.isalnum() for c in text[s:e]) or not _valid(sp.label, text[s:e]):
+        if s >= e or not any(c.isalnum() for c in text[s:e]) or not valid(sp.label, text[s:e]):
             continue
         if sp.label == "MISC" and not written and _is_group(text[s:e]):
             continue  # "American cars" in a chat is a topic; a court's "Swedish national" is the applicant

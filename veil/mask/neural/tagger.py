@@ -30,7 +30,7 @@ import itertools
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from veil.errors import VeilError
 from veil.mask.base import Masker
@@ -102,7 +102,8 @@ def load_detector(path: str | None, precision: str, threads: int) -> tuple[Any, 
 
 
 def decode_words(text: str, offsets: Sequence[tuple[int, int]], by_type: Any, limit: Any,
-                 kinds: Sequence[str], name_limit: float = 0.0) -> list[tuple[int, int, str, float]]:
+                 kinds: Sequence[str], name_limit: float = 0.0,
+                 valid: Callable[[str, str], bool] | None = None) -> list[tuple[int, int, str, float]]:
     """``(start, end, type, mean probability)`` runs of words of one entity type.
 
     A word's pieces ("Vito" "rov" "ić") are read as one (``by_type``: a row per piece, column 0 O, column k
@@ -114,50 +115,60 @@ def decode_words(text: str, offsets: Sequence[tuple[int, int]], by_type: Any, li
 
     A word below ``name_limit`` but above its type's threshold is an entity where other evidence backs the
     model's reading (:func:`_backed_names`): the name lists, or a capital letter inside a sentence. The
-    evidence never starts a reading of its own: the model must give the word that type first."""
+    evidence never starts a reading of its own: the model must give the word that type first.
+
+    A run whose words cannot be its type (``valid(type, surface)`` false: "at acme" as an e-mail) is read
+    again with that type ruled out for its words, so they take their next most likely type ("acme" an
+    organisation, beside "corporation")."""
     import numpy as np
 
-    valid = [i for i, (s, e) in enumerate(offsets) if e > s]
-    if not valid:
+    valid_pieces = [i for i, (s, e) in enumerate(offsets) if e > s]
+    if not valid_pieces:
         return []
-    first: list[int] = []  # the index (in ``valid``) of each word's first piece
+    first: list[int] = []  # the index (in ``valid_pieces``) of each word's first piece
     prev_end = -1
-    for n, i in enumerate(valid):
+    for n, i in enumerate(valid_pieces):
         s, e = offsets[i]
         if not (s == prev_end and _WORD_CHAR.match(text[s]) and _WORD_CHAR.match(text[s - 1])):
             first.append(n)
         prev_end = e
-    bounds = [(offsets[valid[a]][0], offsets[valid[b - 1]][1]) for a, b in zip(first, first[1:] + [len(valid)])]
-    rows = by_type[valid]
-    sizes = np.diff(np.array(first + [len(valid)]))
-    words = np.add.reduceat(rows, first, axis=0) / sizes[:, None]
-    kind = words[:, 1:].argmax(-1)
+    ends = first[1:] + [len(valid_pieces)]
+    bounds = [(offsets[valid_pieces[a]][0], offsets[valid_pieces[b - 1]][1]) for a, b in zip(first, ends)]
+    rows = by_type[valid_pieces]
+    words = np.add.reduceat(rows, first, axis=0)[:, 1:] / np.diff(np.array(first + [len(valid_pieces)]))[:, None]
     p_o = np.minimum.reduceat(rows[:, 0], first)
-    entity = p_o < limit[kind]
-    for w, (start, end) in enumerate(bounds):
-        if entity[w] and _SENTENCE_PUNCT.fullmatch(text, start, end) and (end == len(text) or text[end].isspace()):
-            entity[w] = False  # "anna, maria": the comma between two names ends the first (not "1,234"'s)
-    if name_limit > 0:
-        backed = _backed_names(text, bounds, kind, p_o, entity, kinds, name_limit)
-        entity[backed] = True
-    out: list[tuple[int, int, str, float]] = []
-    cur: list | None = None  # [start, end, type index, prob sum, words]
-    for w, (start, end) in enumerate(bounds):
-        if not entity[w]:
-            if cur is not None:
-                out.append((cur[0], cur[1], kinds[cur[2]], cur[3] / cur[4]))
-                cur = None
-            continue
-        k, p = int(kind[w]), float(words[w, 1 + kind[w]])
-        if cur is not None and cur[2] == k:
-            cur[1], cur[3], cur[4] = end, cur[3] + p, cur[4] + 1
-            continue
-        if cur is not None:
-            out.append((cur[0], cur[1], kinds[cur[2]], cur[3] / cur[4]))
-        cur = [start, end, k, p, 1]
-    if cur is not None:
-        out.append((cur[0], cur[1], kinds[cur[2]], cur[3] / cur[4]))
-    return out
+    sentence = np.array([bool(_SENTENCE_PUNCT.fullmatch(text, s, e)) and (e == len(text) or text[e].isspace())
+                         for s, e in bounds])  # "anna, maria": the comma ends the first name (not "1,234"'s)
+
+    def read(words: Any) -> tuple[Any, Any]:
+        kind = words.argmax(-1)
+        entity = (p_o < limit[kind]) & ~sentence
+        if name_limit > 0:
+            entity[_backed_names(text, bounds, kind, p_o, entity, kinds, name_limit)] = True
+        return kind, entity
+
+    def runs(kind: Any, entity: Any) -> list[list[int]]:
+        out: list[list[int]] = []  # [first word, last word, type index]
+        for w in np.flatnonzero(entity).tolist():
+            if out and out[-1][1] == w - 1 and out[-1][2] == kind[w]:
+                out[-1][1] = w
+            else:
+                out.append([w, w, int(kind[w])])
+        return out
+
+    kind, entity = read(words)
+    found = runs(kind, entity)
+    if valid is not None:
+        for _ in range(2):
+            wrong = [r for r in found if not valid(kinds[r[2]], text[bounds[r[0]][0]:bounds[r[1]][1]])]
+            if not wrong:
+                break
+            words = words.copy()
+            for a, b, k in wrong:
+                words[a:b + 1, k] = -1.0
+            kind, entity = read(words)
+            found = runs(kind, entity)
+    return [(bounds[a][0], bounds[b][1], kinds[k], float(words[a:b + 1, k].mean())) for a, b, k in found]
 
 
 #: the types a capital letter backs (a person, organisation, place or product is a name)
@@ -341,6 +352,7 @@ class NeuralTaggerMasker(Masker):
         import numpy as np
 
         from veil.mask.detectors.base import written_in
+        from veil.mask.neural.hygiene import valid
 
         written = written_in(self.register, text)
         if thresholds is None:
@@ -350,7 +362,7 @@ class NeuralTaggerMasker(Masker):
         for offs, by_type in windows:
             if not len(offs) or not (by_type[:, 0] < max(limit.max(), self.name_limit)).any():
                 continue
-            for s, e, kind, score in decode_words(text, offs, by_type, limit, self.kinds, self.name_limit):
+            for s, e, kind, score in decode_words(text, offs, by_type, limit, self.kinds, self.name_limit, valid):
                 if kind not in self.types:
                     continue
                 s, e = widen(text, s, e)
