@@ -49,6 +49,8 @@ _EDGE_PUNCT = " \t\n,;:!?\"“”"
 _SENTENCE_PUNCT = re.compile(r"[,;:!?\"“”]+")
 
 
+#: the least average probability of the next type for a word read again (:func:`decode_words`)
+RETYPE_MIN = 0.2
 #: the most onnxruntime threads the tagger takes by default (measured on 2 vCPUs only; more workers, not more
 #: threads, are veil's way to use a large machine)
 MAX_DEFAULT_THREADS = 4
@@ -118,8 +120,8 @@ def decode_words(text: str, offsets: Sequence[tuple[int, int]], by_type: Any, li
     evidence never starts a reading of its own: the model must give the word that type first.
 
     A run whose words cannot be its type (``valid(type, surface)`` false: "at acme" as an e-mail) is read
-    again with that type ruled out for its words, so they take their next most likely type ("acme" an
-    organisation, beside "corporation")."""
+    again with that type ruled out for its words, so they take their next most likely type where it has some
+    weight (:data:`RETYPE_MIN`: "acme" an organisation, beside "corporation")."""
     import numpy as np
 
     valid_pieces = [i for i, (s, e) in enumerate(offsets) if e > s]
@@ -159,6 +161,7 @@ def decode_words(text: str, offsets: Sequence[tuple[int, int]], by_type: Any, li
     kind, entity = read(words)
     found = runs(kind, entity)
     if valid is not None:
+        retyped = np.zeros(len(bounds), dtype=bool)
         for _ in range(2):
             wrong = [r for r in found if not valid(kinds[r[2]], text[bounds[r[0]][0]:bounds[r[1]][1]])]
             if not wrong:
@@ -166,7 +169,11 @@ def decode_words(text: str, offsets: Sequence[tuple[int, int]], by_type: Any, li
             words = words.copy()
             for a, b, k in wrong:
                 words[a:b + 1, k] = -1.0
+                retyped[a:b + 1] = True
             kind, entity = read(words)
+            # a word read again keeps only a reading of some weight ("acme" an organisation at 0.39), not the
+            # crumbs of one ("expiring" an id at 0.06 beside "09/27")
+            entity &= ~retyped | (words[np.arange(len(bounds)), kind] >= RETYPE_MIN)
             found = runs(kind, entity)
     return [(bounds[a][0], bounds[b][1], kinds[k], float(words[a:b + 1, k].mean())) for a, b, k in found]
 
