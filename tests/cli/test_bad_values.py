@@ -141,8 +141,10 @@ def _run(argv: list[str]) -> str | None:
 
 
 @pytest.mark.parametrize("command", [c for c, _ in LEAVES], ids=lambda c: " ".join(c))
-def test_no_option_of_any_command_gives_a_traceback_on_bad_values(command, tmp_path, capsys):
+def test_no_option_of_any_command_gives_a_traceback_on_bad_values(command, tmp_path, capsys, monkeypatch):
     parser = dict(LEAVES)[command]
+    # a bad value may be a relative path ("a=b" for --identifiers-out): it must land here, not in the checkout
+    monkeypatch.chdir(tmp_path)
     f = _files(tmp_path / "in")
     failures = []
     n = 0
