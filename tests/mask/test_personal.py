@@ -50,6 +50,11 @@ def test_spoken_age(text, expected):
     ("we lived in the Philippines in eighty-five, eighty-six, and eighty-seven", ["eighty-five, eighty-six, and eighty-seven"]),
     ("my station wagon from seventy-six to eighty.", ["seventy-six to eighty"]),
     ("we had a bad siege last, uh, Christmas a year ago.", ["Christmas a year ago"]),
+    # the hedge is no part of the date; "or two" is
+    ("I saw it just a few days ago", ["a few days ago"]),
+    ("we got married about ten months ago", ["ten months ago"]),
+    ("There was a cartoon about a year or two ago", ["a year or two ago"]),
+    ("a year or so ago we moved", ["a year or so ago"]),
     # not a date of anyone's life
     ("for about two years", []),
     ("in fifty years nobody will care", []),

@@ -70,6 +70,17 @@ CASES = [
     # dates and ages keep their own words
     ("we moved here last year", [("last year", "DATE")], [("last year", "DATE")]),
     ("she's a three year old", [("a three year old", "AGE")], [("three year old", "AGE")]),
+    # a duration and "ago" is one date or none ("a year or [two ago]" left "a year or" to read)
+    ("There was a cartoon about a year or two ago", [("two ago", "DATE")], [("a year or two ago", "DATE")]),
+    ("I went back to work about a year and a half ago", [("half ago", "DATE")], [("a year and a half ago", "DATE")]),
+    ("we met a couple of weeks ago", [("weeks", "DATE")], [("a couple of weeks ago", "DATE")]),
+    ("I moved in, and a year ago she did", [("year ago", "DATE")], [("a year ago", "DATE")]),
+    ("he decided, I'd say, an hour and a half ago", [("ago", "DATE")], []),  # no date of anyone's life
+    ("that was long ago", [("ago", "DATE")], []),
+    # a name has a word that is a name, an initial or no very common word
+    ("But as far as,", [("far as", "PER")], []),
+    ("my son will smith the metal", [("smith", "PER")], [("smith", "PER")]),
+    ("I heard it on C N N", [("C N N", "PER")], [("C N N", "PER")]),
 ]
 
 

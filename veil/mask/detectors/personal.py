@@ -116,10 +116,11 @@ class LifeEventDateDetector(Detector):
 
     label = "DATE"
     _PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
-        # "a couple of years ago", "about ten months ago", "Christmas a year ago", "two and a half years ago"
-        r"\b(?P<hit>(?:" + _SEASONS + r"\s+)?(?:(?:about|almost|nearly|over|just|only|maybe|probably|some)\s+)?"
+        # "a couple of years ago", "[about] ten months ago", "Christmas a year ago", "two and a half years ago",
+        # "a year or two ago": the hedge ("about", "just") is no part of the date
+        r"\b(?:(?:about|almost|nearly|over|just|only|maybe|probably|some)\s+)?(?P<hit>(?:" + _SEASONS + r"\s+)?"
         r"(?:a|an|one|a\s+few|a\s+couple(?:\s+of)?|several|many|" + _NUM + r")(?:\s+and\s+a\s+half)?\s+"
-        + _PERIOD + r"\s+ago)\b",
+        + _PERIOD + r"(?:\s+and\s+a\s+half|\s+or\s+(?:two|three|so))?\s+ago)\b",
         # "last year", "next week", "this past summer", "this last weekend", "last night"
         r"\b(?P<hit>(?:last|next|this\s+past|this\s+coming|this\s+last|the\s+past)\s+(?:" + _SEASONS + r"|week|month|"
         r"year|night|" + _DAYS + r"|" + _MONTHS + r"))\b",

@@ -238,6 +238,13 @@ def valid(kind: str, surface: str) -> bool:
         if words & {"billion", "million", "thousand", "hundred", "dollars", "dollar", "cents", "percent", "miles"}:
             return False
         return bool(re.search(r"\d", low)) or bool(set(re.findall(r"[a-z']+", low)) & _DATE_CUES)
+    if kind == "PER":
+        # a name has a word that is a name, an initial or no very common word: "as far as" is none, "will smith"
+        # and "C N N" are
+        from veil.mask.allow_list import common_words
+
+        names = [w[:-2] if w.endswith(("'s", "’s")) else w for w in re.findall(r"[^\W\d_][\w'’]*", low)]
+        return not names or any(len(w) < 2 or w not in common_words(1000) or w in person_name_words() for w in names)
     if kind == "MONEY":
         # an amount with its currency, or a number said in hundreds or thousands ("twenty-five hundred"); not a
         # count of something else ("a hundred thousand miles")
@@ -245,6 +252,37 @@ def valid(kind: str, surface: str) -> bool:
             return False
         return bool(words & _CURRENCY_WORDS) or "$" in low or (_digits_in(low) >= 2 and bool(words & {"hundred", "thousand"}))
     return True
+
+
+#: the words of a time said as a duration before "ago" ("a year and a half", "a year or two", "a couple of weeks")
+_DURATION_WORDS = frozenset(_NUMBERS) | frozenset("""a an and or of half couple few several so hundred dozen quarter
+ second seconds minute minutes hour hours day days week weeks month months year years decade decades century
+ centuries""".split())
+_WORD = re.compile(r"[\w'’-]+")
+_MOMENTS_AGO = re.compile(r"\b(?:seconds?|minutes?|hours?)(?:\s+and\s+a\s+half)?\s+ago$", re.IGNORECASE)
+
+
+def _whole_duration(text: str, start: int, end: int) -> tuple[int, int]:
+    """A date said as a duration and "ago" is all of it or none: the tagger's "[two ago]" of "a year or two ago"
+    or "[ago]" of "an hour and a half ago" grows over the duration's words before it (and "ago" after it)."""
+    words = list(_WORD.finditer(text))
+    inside = [i for i, m in enumerate(words) if m.start() < end and m.end() > start]
+    if not inside:
+        return start, end
+    first, last = inside[0], inside[-1]
+    j = last
+    while j + 1 < len(words) and words[j].group().lower() != "ago" and words[j + 1].group().lower() in \
+            _DURATION_WORDS | {"ago"} and not text[words[j].end():words[j + 1].start()].strip():
+        j += 1
+    if words[j].group().lower() != "ago":
+        return start, end
+    i = first
+    while i > 0 and words[i - 1].group().lower() in _DURATION_WORDS and \
+            not text[words[i - 1].end():words[i].start()].strip():
+        i -= 1
+    while i < first and words[i].group().lower() in ("and", "or", "of", "so"):
+        i += 1  # "... and a year ago": the conjunction is no part of it
+    return min(start, words[i].start()), max(end, words[j].end())
 
 
 def _trim(text: str, start: int, end: int, edge: frozenset[str]) -> tuple[int, int]:
@@ -288,7 +326,9 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
       ("watermelon", "quart", "hills") and no name or place as well is dropped, unless another span stands
       right beside it ("Texas" "Tech"); regions stay ("raised in the south");
     - a money amount needs its currency or "hundred" / "thousand"; a date that is a number alone a
-      preceding "in" / "since" ("in eighty-nine");
+      preceding "in" / "since" ("in eighty-nine"); a date said as a duration and "ago" is all of it ("a year
+      or [two ago]" -> "[a year or two ago]"), and none when it is minutes or hours ago;
+    - a person's name has a word that is on the name lists, an initial or no very common word ("as [far as]");
     - a name ending with an organisation's kind word ("Bank", "Elementary", "Inc") is one organisation,
       whatever the tagger read in its words ("Northwind" + "Bank", "Lincoln" + "Elementary");
     - in written documents an institution's name runs over "of" ("House of [Lords]", "[Beyoğlu Civil Court] of
@@ -304,6 +344,10 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
         s, e = _trim(text, sp.start, sp.end, _EDGE_WORDS.get(sp.label, _EDGE_ALL))
         if not written and sp.label in ("PER", "ORG", "LOC", "MISC"):
             s, e = _without_fragments(text, s, e)
+        if sp.label == "DATE" and s < e:
+            s, e = _whole_duration(text, s, e)
+            if text[s:e].lower() == "ago" or _MOMENTS_AGO.search(text[s:e]):
+                continue  # "[ago]" with no duration, "an hour and a half ago": no date of anyone's life
         if s < e and _LETTERS.fullmatch(text[s:e]):
             # part of an acronym spelled with spaces ("T" of "T I"): the whole acronym, not the article before it
             m = next((m for m in _LETTERS.finditer(text) if m.start() <= s and e <= m.end()), None)
