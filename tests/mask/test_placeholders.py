@@ -22,6 +22,16 @@ def test_merge_keeps_strongest_label():
     assert merged == [Span(0, 9, "PERSON_NAME", "entity_tagger", 1.0), Span(20, 25, "WORD", "allow_list")]
 
 
+def test_merge_a_whole_name_beats_a_word_inside_it():
+    # "Lubbock View Christian Church": the organisation holds the religion word, however sure that reading is
+    org, dem = Span(11, 40, "ORGANIZATION_NAME", "neural_tagger", 0.47), Span(24, 33, "DEMOGRAPHIC", "dlp", 0.7)
+    assert merge_spans([org, dem]) == [Span(11, 40, "ORGANIZATION_NAME", "neural_tagger", 0.7)]
+    # overlapping, neither holding the other: the surer one, judged against members, not against their union
+    num, money, weak = Span(0, 16, "NUMBER", "dlp", 0.6), Span(11, 24, "MONEY", "dlp", 0.7), \
+        Span(11, 24, "MONEY", "neural_tagger", 0.2)
+    assert merge_spans([weak, num, money]) == [Span(0, 24, "MONEY", "dlp", 0.7)]
+
+
 def test_numbered_same_entity_same_number_within_document_only():
     text = "Pam called Jim. Then pam called again from Dunder Mifflin."
     spans = [Span(0, 3, "PERSON_NAME", "t"), Span(11, 14, "PERSON_NAME", "t"),

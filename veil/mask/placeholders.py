@@ -14,19 +14,31 @@ from veil.types import Document, MaskedDocument, Placeholder, Span
 def merge_spans(spans: Sequence[Span]) -> list[Span]:
     """Union overlapping spans; the merged span keeps the label and source of its strongest member.
 
-    Strongest: a typed label beats the generic ``WORD``; then higher score; then longer.
+    Strongest: a typed label beats the generic ``WORD``; then a span that holds the other and more (the whole
+    name "Lubbock View Christian Church" read as an organisation, not its word "Christian" as a religion); then
+    higher score; then longer.
     """
     def strength(s: Span) -> tuple[int, float, int]:
         return (s.label != "WORD", s.score, len(s))
 
+    def stronger(a: Span, b: Span) -> Span:
+        if (a.label == "WORD") == (b.label == "WORD"):
+            if a.start <= b.start and b.end <= a.end and len(a) > len(b):
+                return a
+            if b.start <= a.start and a.end <= b.end and len(b) > len(a):
+                return b
+        return max(a, b, key=strength)
+
     out: list[Span] = []
+    best: list[Span] = []  # the strongest member of each merged span (a union is no reading of its own)
     for s in sorted(spans, key=lambda s: (s.start, -s.end)):
         if out and s.start < out[-1].end:
             prev = out[-1]
-            best = max(prev, s, key=strength)
-            out[-1] = Span(prev.start, max(prev.end, s.end), best.label, best.source, max(prev.score, s.score))
+            best[-1] = stronger(best[-1], s)
+            out[-1] = Span(prev.start, max(prev.end, s.end), best[-1].label, best[-1].source, max(prev.score, s.score))
         else:
             out.append(s)
+            best.append(s)
     return out
 
 

@@ -28,6 +28,11 @@ CASES = [
     ("she is at Lincoln Elementary in Springfield", [("Lincoln", "LOC"), ("Elementary", "PER"), ("Springfield", "LOC")],
      [("Lincoln Elementary", "ORG"), ("Springfield", "LOC")]),
     ("I work for Acme Inc now", [("Acme", "ORG")], [("Acme Inc", "ORG")]),
+    # ... with the capitalised words before it the tagger left out; not a sentence's first everyday word
+    ("it was Lubbock View Christian Church", [("Lubbock", "PER"), ("View", "ORG"), ("Church", "ORG")],
+     [("Lubbock View Christian Church", "ORG")]),
+    ("Call Northwind Bank now", [("Northwind", "LOC"), ("Bank", "ORG")], [("Northwind Bank", "ORG")]),
+    ("We like The Grace Church", [("Church", "ORG")], [("Grace Church", "ORG")]),
     ("we went to Dallas bank", [("Dallas", "LOC")], [("Dallas", "LOC")]),  # lower-case "bank": a common noun
     # greetings, fillers and sentence punctuation stay outside
     ("Thanks Maria. Bye.", [("Thanks Maria.", "PER")], [("Maria", "PER")]),

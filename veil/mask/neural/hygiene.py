@@ -505,9 +505,19 @@ def _capitalised_name(text: str, sp: Span) -> bool:
     return bool(before) and before[-1] not in ".!?:\n\"“>"
 
 
+_CAPITALISED_WORD_BEFORE = re.compile(r"(?<![\w'’-])([A-Z][\w'’-]*)[ \t]+$")
+
+
+def _sentence_start(text: str, i: int) -> bool:
+    before = text[:i].rstrip()
+    return not before or before[-1] in ".!?:\n\"“>"
+
+
 def _organisations(text: str, spans: list[Span]) -> list[Span]:
     """Names that end with an organisation's kind word are one organisation ("Northwind" + "Bank", a place and
-    another place to the tagger); a name followed by such a word, capitalised, takes it in ("Acme" Bank)."""
+    another place to the tagger); a name followed by such a word, capitalised, takes it in ("Acme" Bank), and a
+    capitalised one the capitalised words before it ("Lubbock View [Christian] Church"; not a sentence's first
+    everyday word: "Call Northwind Bank")."""
     out: list[Span] = []
     for sp in spans:
         s, e, label = sp.start, sp.end, sp.label
@@ -517,11 +527,18 @@ def _organisations(text: str, spans: list[Span]) -> list[Span]:
                 e = nxt.end(1)
         words = re.findall(r"[A-Za-z]+", text[s:e])
         if label in ("LOC", "PER", "MISC", "ORG") and words and words[-1].lower() in _ORG_KINDS:
-            prev = out[-1] if out else None
-            if prev is not None and prev.label in ("LOC", "PER", "ORG", "MISC") and \
-                    re.fullmatch(r"[ \t]*", text[prev.end:s]):
-                out.pop()
-                s = prev.start
+            while True:
+                prev = out[-1] if out else None
+                if prev is not None and prev.label in ("LOC", "PER", "ORG", "MISC") and \
+                        re.fullmatch(r"[ \t]*", text[prev.end:s]):
+                    out.pop()  # "Lubbock" + "View" + ... + "Church"
+                    s = prev.start
+                    continue
+                word = _CAPITALISED_WORD_BEFORE.search(text, 0, s) if text[s:s + 1].isupper() else None
+                if word is None or (_sentence_start(text, word.start()) and everyday(word.group(1).lower())) or \
+                        word.group(1).lower() in _EDGE_ALL:
+                    break
+                s = word.start()  # a capitalised word of the name the tagger left out ("... Christian Church")
             out.append(Span(s, e, "ORG", sp.source, sp.score))
             continue
         if out and out[-1].end > s:  # a word the span before took in
