@@ -24,6 +24,7 @@ def found(name, text):
     ("she's only about sixty-four,", ["sixty-four"]),
     ("my twelve year old got out the Legos", ["twelve year old"]),
     ("he retired at the age of sixty-two", ["sixty-two"]),
+    ("Fifth, that his age is 49, he is of previous good character", ["49"]),
     # not ages: things, durations, times, measures
     ("It was nine years old", []),
     ("the house is about, um, I'd say almost thirty years old.", []),
@@ -82,6 +83,8 @@ def test_life_event_date(text, expected):
     ("my husband's in construction", ["construction"]),
     ("but jobs being what they are, I substitute teach", ["substitute teach"]),
     ("she works as a paralegal downtown", ["paralegal"]),
+    ("he passed an exam for the post of a private security guard", ["private security guard"]),
+    ("she was employed as a nurse until 2001", ["nurse"]),
     # an occupation said of nobody in particular
     ("teachers don't get paid enough", []),
     ("I'm not a doctor, but", []),

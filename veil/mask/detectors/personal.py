@@ -76,8 +76,9 @@ class SpokenAgeDetector(Detector):
         # "two boys, twelve and sixteen", "the kids are seven and nine"
         r"\b(?:boys|girls|kids|children|sons|daughters|grandchildren|grandkids|ones)(?:,|\s+are|\s+who\s+are|\s+aged)?"
         r"\s+(?P<hit>" + _NUM + r"(?:(?:,\s*|\s+)(?:and\s+)?" + _NUM + r")+)\b",
-        # "age of forty", "aged seven", "at age sixty-five", "turned fifty"
-        r"\b(?:aged?|age\s+of|ages\s+of)\s+(?P<hit>" + _NUMS + r")\b(?!\s*(?:%|percent|dollars?|cents?|miles?|feet|foot))",
+        # "age of forty", "aged seven", "at age sixty-five", "turned fifty", "his age is 49"
+        r"\b(?:aged?|age\s+of|ages\s+of|(?:his|her|my|their|your)\s+age\s+(?:is|was|being))\s+(?P<hit>" + _NUMS +
+        r")\b(?!\s*(?:%|percent|dollars?|cents?|miles?|feet|foot))",
     )]
 
     #: an age said of a thing, not a person ("it was nine years old", "the house is thirty years old")
@@ -310,7 +311,8 @@ def _before(text: str, start: int, chars: int = 60) -> str:
 
 _COPULA = (r"(?:i'm|i am|i was|i've been|i'd been|he's|she's|he is|she is|he was|she was|he's been|she's been|"
            r"who's|who is|who was|is|was|'s|are|were|we're|they're|be|been|become|became|becoming|being|"
-           r"work as|works as|worked as|working as|job as|career as|trained as)")
+           r"work as|works as|worked as|working as|job as|career as|trained as|employed as|hired as|post of|"
+           r"position of|post as|position as)")
 # words that may stand between "a" and a job title without being part of it
 _MODIFIERS = frozenset("""full part time good great little big old new young very real really pretty former retired
  professional successful busy lousy terrible wonderful nice fine excellent bad""".split())
