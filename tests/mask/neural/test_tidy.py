@@ -85,7 +85,15 @@ CASES = [
     # a name has a word that is a name, an initial or no very common word
     ("But as far as,", [("far as", "PER")], []),
     ("my son will smith the metal", [("smith", "PER")], [("smith", "PER")]),
-    ("I heard it on C N N", [("C N N", "PER")], [("C N N", "PER")]),
+    # letters said one by one: two or three are a company or a place; more may spell a name
+    ("I heard it on C N N", [("C N N", "PER")], [("C N N", "ORG")]),
+    ("i was with t i in el salvador", [("t i", "PER")], [("t i", "ORG")]),
+    ("I listen to D C area radio", [("D C", "ORG")], [("D C", "LOC")]),
+    ("it's spelled s m i t h", [("s m i t h", "PER")], [("s m i t h", "PER")]),
+    ("Mr. J R said so", [("J R", "PER")], [("J R", "PER")]),
+    # a job title that is no name is an occupation
+    ("I have a daughter who's a beautician.", [("beautician", "PER")], [("beautician", "OCC")]),
+    ("Mr. Baker called", [("Baker", "PER")], [("Baker", "PER")]),
 ]
 
 

@@ -134,6 +134,14 @@ _NUMBER_WORD = re.compile(r"(?:" + "|".join(sorted(_NUMBERS, key=len, reverse=Tr
                           "|".join(_NUMBERS[1:10]) + r"))?", re.IGNORECASE)
 
 
+def _is_occupation(word: str) -> bool:
+    """A job title that is no name on the name lists ("beautician"; not "Baker", "Taylor")."""
+    from veil.mask.detectors.personal import _key, occupation_terms
+
+    low = word.lower()
+    return _key(low) in occupation_terms() and low not in person_name_words()
+
+
 def _is_group(surface: str) -> bool:
     from veil.mask.detectors.personal import _key, group_terms
 
@@ -329,6 +337,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
       preceding "in" / "since" ("in eighty-nine"); a date said as a duration and "ago" is all of it ("a year
       or [two ago]" -> "[a year or two ago]"), and none when it is minutes or hours ago;
     - a person's name has a word that is on the name lists, an initial or no very common word ("as [far as]");
+      two or three letters said one by one are an organisation ("C N N", "T I") or a place ("D C"), not a
+      person's initials; a job title that is no name is an occupation ("who's a [beautician]");
     - a name ending with an organisation's kind word ("Bank", "Elementary", "Inc") is one organisation,
       whatever the tagger read in its words ("Northwind" + "Bank", "Lincoln" + "Elementary");
     - in written documents an institution's name runs over "of" ("House of [Lords]", "[Beyoğlu Civil Court] of
@@ -362,6 +372,10 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
                 s, e = min(start, s), max(end, e)
             if "".join(text[s:e].split()).upper() in _NOT_NAME_ACRONYMS:
                 continue
+            if sp.label in ("PER", "ORG", "MISC") and "".join(text[s:e].split()).upper() in _PLACE_ACRONYMS:
+                sp = Span(s, e, "LOC", sp.source, sp.score)  # "D C", "U S": a place
+            elif sp.label == "PER" and 3 <= e - s <= 5 and not _TITLE_BEFORE.search(text[max(0, s - 12):s]):
+                sp = Span(s, e, "ORG", sp.source, sp.score)  # "C N N", "T I", "G M": a company, no one's initials
         if s >= e or not any(c.isalnum() for c in text[s:e]) or not valid(sp.label, text[s:e]):
             continue
         if sp.label == "MISC" and not written and _is_group(text[s:e]):
@@ -371,6 +385,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
             continue  # a number alone is a year only after "in" / "since" ("bought one in eighty-nine")
         if sp.label in ("PER", "ORG") and " " not in text[s:e] and (e2 := _rest_of_first_name(text, s, e)) > e:
             sp, e = Span(s, e2, "PER", sp.source, sp.score), e2  # the tagger's organisation is a person's name
+        if sp.label == "PER" and " " not in text[s:e] and _is_occupation(text[s:e]):
+            sp = Span(s, e, "OCC", sp.source, sp.score)  # "who's a [beautician]": a job, not a name
         if sp.label == "PER":
             e = _rest_of_titled_name(text, s, e)
             s, e = _rest_of_cased_name(text, s, e)
@@ -416,6 +432,8 @@ def _without_fragments(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 _LOWER_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+#: places said letter by letter
+_PLACE_ACRONYMS = frozenset("US USA UK DC LA NY NYC SF USSR UAE EU".split())
 
 
 def _fragment(surface: str) -> bool:
