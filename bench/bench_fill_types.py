@@ -213,6 +213,8 @@ class Validator:
         from veil.mask.detectors.numbers import luhn_ok as luhn_valid
         from veil.shapes import SHAPED_LABELS, shape_of
 
+        if label == "DATE" and re.search(r"[A-Za-z]{2}", orig):
+            return self.spoken_date(orig, sub)
         if label in SHAPED_LABELS and shape_of(label, orig) != shape_of(label, sub):
             return False
         if label == "CREDIT_CARD_NUMBER":
@@ -225,6 +227,27 @@ class Validator:
         if label == "GROUP":
             return sub[:1].isupper() or orig[:1].islower()
         return bool(sub.strip())
+
+    _DATE_WORDS = frozenset("""january february march april may june july august september october november december
+        jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
+        weekend summer winter spring fall autumn christmas thanksgiving easter halloween semester
+        zero oh one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+        seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
+        first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth
+        fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth st nd rd th
+        day days week weeks month months year years decade decades ago last next this past coming early late mid
+        a an and half or of the couple few several so""".split())
+
+    def spoken_date(self, orig: str, sub: str) -> bool:
+        """A date with words reads as a date: its words are date words, and it keeps the original's tense
+        (a duration "ago" stays one, "last" / "next" / "this past" stay); digits, if any, as the original's."""
+        words = re.findall(r"[a-z]+", sub.lower())
+        said = set(re.findall(r"[a-z]+", orig.lower()))
+        if not words or not all(w in self._DATE_WORDS for w in words):
+            return False
+        if ("ago" in said) != ("ago" in words):
+            return False
+        return all(r in words for r in ("last", "next", "this", "past") if r in said)
 
     def check(self, label: str, orig: str, sub: str) -> bool:
         kind = TYPE_OF.get(label)

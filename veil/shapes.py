@@ -61,6 +61,8 @@ LITERAL_WORDS = frozenset({
     "percent", "pound", "pounds", "mile", "miles", "foot", "feet", "inch", "inches", "gallon",
     "gallons", "ounce", "ounces", "kilo", "kilos", "kg", "lbs", "usd", "the", "of",
     "older", "younger", "ago", "about", "around", "almost", "nearly", "over", "under", "than", "half",
+    # how a date is said relative to now: its tense, not which date ("last summer", "a couple of years ago")
+    "last", "next", "this", "past", "coming", "couple", "few", "several", "or", "so",
     # words a detector may take into a number's span ("card 4111 ..."): what the number is, not which
     "card", "number", "no", "phone", "cell", "mobile", "ext", "extension", "visa", "mastercard", "amex",
     "account", "acct", "ssn", "social", "security", "zip", "code", "pin", "id", "license", "expiry", "exp",

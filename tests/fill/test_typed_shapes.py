@@ -197,6 +197,32 @@ def test_dates_keep_their_kind(shape, pattern):
         assert re.fullmatch(pattern, fake_value("DATE", rng, shape))
 
 
+_AGO = r"(a|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+|a couple of|a few) {unit}s? " \
+       r"(and a half |or two )?ago"
+
+
+@pytest.mark.parametrize("surface, pattern", [
+    # a time said as a duration before now stays one, in its unit ("a year and [n] half ago" was written)
+    ("a year and a half ago", _AGO.format(unit="year")),
+    ("a year or two ago", _AGO.format(unit="year")),
+    ("a few months ago", _AGO.format(unit="month")),
+    ("a couple of weeks ago", _AGO.format(unit="week")),
+    ("two years ago", _AGO.format(unit="year")),
+    ("Christmas a year ago", r"(Christmas|Thanksgiving|Easter|summer|winter|spring|fall) " + _AGO.format(unit="year")),
+    # a date said relative to now keeps its tense ("last summer" never becomes "next June")
+    ("last summer", r"last [a-z]+"),
+    ("this past summer", r"this past [a-z]+"),
+    ("next week", r"next week"),
+    ("last March", r"last ([A-Z][a-z]+|summer|winter|spring|fall)"),
+    # a year said in two words is another one, never "july-six"
+    ("eighty-nine", r"(fifty|sixty|seventy|eighty|ninety)-(one|two|three|four|five|six|seven|eight|nine)"),
+])
+def test_spoken_dates_read_as_dates(surface, pattern):
+    rng = random.Random(3)
+    for _ in range(30):
+        assert re.fullmatch(pattern, fake_value("DATE", rng, shape_of("DATE", surface)))
+
+
 def test_a_spelled_name_the_tagger_calls_a_person_is_another_name_spelled():
     import random
 

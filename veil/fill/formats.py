@@ -220,9 +220,77 @@ def _render(parts: list[str], label: str, rng: random.Random, digits: str | None
 _TIME_UNITS = frozenset("day week weekend month year summer winter spring fall autumn semester".split())
 
 
+_RELATIVE = frozenset("last next this past coming".split())
+_DURATION_UNITS = ("day", "week", "month", "year")
+_NAMED_TIMES = ("summer", "winter", "spring", "fall", "christmas", "thanksgiving", "easter", "monday", "tuesday",
+                "wednesday", "thursday", "friday", "saturday", "sunday") + _MONTHS
+_CAPITALISED_TIMES = frozenset(_NAMED_TIMES[4:])
+_COUNT_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+
+
+def _ago_value(parts: list[str], rng: random.Random) -> str:
+    """A time said as a duration before now ("a couple of years ago", "five months ago", "a year and a half
+    ago"), in the original's unit of time (its scale: a week ago stays days or weeks ago) and its writing
+    (digits or words); a name of a time before it stays one ("Christmas a year ago" -> "Easter two years ago")."""
+    lits = [a[1:-1].lower() for a in parts if a.startswith("{")]
+    unit = next((u for lit in lits for u in _DURATION_UNITS if lit in (u, u + "s")), "year")
+    most = {"day": 6, "week": 4, "month": 11, "year": 12}[unit]
+    n = rng.randint(2, most)
+    count = str(n) if "d" in parts else _COUNT_WORDS[n - 2]
+    phrase = rng.choice((f"a {unit} ago", f"a couple of {unit}s ago", f"a few {unit}s ago", f"{count} {unit}s ago",
+                         f"{count} {unit}s ago", f"a {unit} and a half ago", f"a {unit} or two ago"))
+    words = [a for a in parts if a in _WORD_CODES or a in ("l", "L", "n", "d")]
+    if len(words) > 1 and words[0] in _WORD_CODES and parts[0] in _WORD_CODES:
+        phrase = _time_name(parts[0], rng, _NAMED_TIMES[:7]) + " " + phrase  # "Christmas a year ago"
+    elif parts and parts[0] in ("W", "L"):
+        phrase = phrase[:1].upper() + phrase[1:]
+    return phrase
+
+
+def _time_name(code: str, rng: random.Random, names: tuple[str, ...] = _NAMED_TIMES) -> str:
+    """A season, holiday, weekday or month in the case the original's word had (a season stays lower-case
+    where the original was capitalised: "last March" -> "last winter")."""
+    word = rng.choice(names)
+    if code == "U":
+        return word.upper()
+    return word.capitalize() if code == "W" and word in _CAPITALISED_TIMES else word
+
+
+#: a year said in two words ("eighty-nine", "seventy six"): its tens and its units
+_SPOKEN_YEAR = re.compile(r"^w([ -])n$")
+
+
+def _relative_date_value(parts: list[str], rng: random.Random) -> str:
+    """A date said relative to now keeps its relative words, so its tense ("last summer" -> "last winter",
+    "this past March" -> "this past fall", "next week" stays "next week"); its named times are drawn."""
+    out = []
+    for a in parts:
+        if a in _WORD_CODES:
+            out.append(_time_name(a, rng))
+        elif a.startswith("{"):
+            out.append(a[1:-1])
+        elif a in ("d", "n", "l", "L"):
+            out.append(_render([a], "DATE", rng))
+        elif a != "?":
+            out.append(a)
+    return "".join(out)
+
+
 def _date_value(parts: list[str], rng: random.Random) -> str:
     """A real calendar date in the layout of ``parts``. The shape cannot say which reading order the
-    original used (MM/DD, DD/MM, MM/YY), so numbers are chosen to be valid in every one of them."""
+    original used (MM/DD, DD/MM, MM/YY), so numbers are chosen to be valid in every one of them. A date said
+    relative to now keeps its tense: a duration "ago" stays one (:func:`_ago_value`), "last" / "next" / "this
+    past" stay (:func:`_relative_date_value`)."""
+    lits = {a[1:-1].lower() for a in parts if a.startswith("{")}
+    if "ago" in lits:
+        return _ago_value(parts, rng)
+    if lits & _RELATIVE:
+        return _relative_date_value(parts, rng)
+    spoken_year = _SPOKEN_YEAR.match("".join(parts))
+    if spoken_year:  # "in eighty-nine" -> "in sixty-four", never "july-six"
+        tens = rng.choice(("fifty", "sixty", "seventy", "eighty", "ninety"))
+        word = tens.capitalize() if parts[0] == "W" else tens.upper() if parts[0] == "U" else tens
+        return word + spoken_year.group(1) + DIGIT_WORDS[rng.randint(1, 9)]
     widths: list[int] = []
     ordinal: list[bool] = []  # the group is followed by "st" / "nd" / "rd" / "th": it is a day
     prev = None
