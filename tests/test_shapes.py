@@ -75,9 +75,15 @@ def test_entity_shapes_keep_the_layout_the_kind_word_and_the_granularity(label, 
     ("LOCATION", ["Texas", "Ohio", "Oregon"]),
     ("LOCATION", ["Uruguay", "Germany", "Peru"]),
     ("ORGANIZATION_NAME", ["Northwind Bank", "Contoso Bank", "Garcia Bank"]),
+    # a quasi-identifier's shape says its kind, not which one
+    ("OCCUPATION", ["nurse", "dentist", "engineer", "plumber"]),
+    ("OCCUPATION", ["quality manager", "dental hygienist", "truck driver"]),
+    ("DEMOGRAPHIC", ["asthma", "diabetes", "cancer"]),
+    ("DEMOGRAPHIC", ["Catholic", "Swedish", "Baptist", "Mexican"]),
 ])
 def test_an_entity_shape_cannot_tell_apart_two_names_of_one_kind_and_layout(label, values):
     assert len({shape_of(label, v) for v in values}) == 1
+    assert is_shape(shape_of(label, values[0]))
 
 
 def test_a_surface_too_long_gets_no_shape():

@@ -8,12 +8,17 @@ them says how a value is built, never which value it was.
 - person names: Faker's en_US first names (by gender) and last names (US census frequencies);
 - places: ``veil/data/gazetteer/places.tsv.gz`` (GeoNames countries, US states, cities of 15,000 people
   or more, continents and regions; built by ``scripts/build_gazetteer.py``);
-- titles, name suffixes, organisation kind words, street words: the lists below.
+- titles, name suffixes, organisation kind words, street words: the lists below;
+- quasi-identifiers (``veil/data/quasi``): job titles as people say them and Faker's, fields of work, health
+  conditions, religions, and countryinfo's demonyms (nationalities): the mask stage's occupation, health and
+  nationality detectors find them, the shape records which list a masked one is on, the fill draws from it.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -132,3 +137,87 @@ def name_gender(first_name: str) -> str | None:
     """``f`` / ``m`` for a first name on Faker's lists of one gender only, else None."""
     g = _gender_of().get(first_name.lower())
     return g if g in ("f", "m") else None
+
+
+# --- quasi-identifiers ------------------------------------------------------------------------------------
+
+QUASI_DATA = Path(__file__).resolve().parent / "data" / "quasi"
+
+
+def quasi_lines(name: str) -> list[str]:
+    """The terms of one list in ``veil/data/quasi`` (one a line, lower case; ``#`` comments skipped)."""
+    return [ln.strip().lower() for ln in (QUASI_DATA / name).read_text(encoding="utf-8").splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def term_key(term: str) -> tuple[str, ...]:
+    """A term as lower-case word tuple, hyphens and apostrophes as separate words ("baby-sitter" -> baby sitter)."""
+    return tuple(w for w in re.split(r"[^\w]+|_", term.lower().replace("’", "'")) if w)
+
+
+def plural_keys(words: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """A term's lookup keys for a word run that may be plural ("teachers", "nurses", "salesmen")."""
+    last = words[-1]
+    keys = [words]
+    if last.endswith("men"):
+        keys.append(words[:-1] + (last[:-3] + "man",))
+    if last.endswith("ies"):
+        keys.append(words[:-1] + (last[:-3] + "y",))
+    if last.endswith("es"):
+        keys.append(words[:-1] + (last[:-2],))
+    if last.endswith("s"):
+        keys.append(words[:-1] + (last[:-1],))
+    return keys
+
+
+#: pieces of Faker's titles that are everyday words, not jobs ("Copy" of "Copy, advertising", "Land" of "Land/geomatics")
+_NOT_JOBS = frozenset({("copy",), ("make",), ("land",), ("sub",), ("model",), ("buyer",), ("dealer",)})
+
+
+@lru_cache(maxsize=1)
+def occupation_terms() -> frozenset[tuple[str, ...]]:
+    """Everyday job titles (``occupations_spoken.txt``) and Faker's job titles (the part before a comma)."""
+    from faker.providers.job import Provider
+
+    terms = set(quasi_lines("occupations_spoken.txt"))
+    for job in Provider.jobs:
+        head = job.split(",")[0].strip().lower()
+        if head and not any(c in head for c in "/()-"):
+            terms.add(head)
+    return frozenset(term_key(t) for t in terms) - _NOT_JOBS
+
+
+@lru_cache(maxsize=1)
+def field_terms() -> frozenset[tuple[str, ...]]:
+    return frozenset(term_key(t) for t in quasi_lines("fields_of_work.txt"))
+
+
+@lru_cache(maxsize=1)
+def health_terms() -> frozenset[tuple[str, ...]]:
+    return frozenset(term_key(t) for t in quasi_lines("health_terms.txt"))
+
+
+@lru_cache(maxsize=1)
+def nationalities() -> tuple[str, ...]:
+    """Demonyms of ``countryinfo``'s country records ("Swedish", "New Zealander", "Bosnian", "Herzegovinian")."""
+    import countryinfo  # lazy: reads 250 JSON files
+
+    from veil.errors import VeilError
+
+    out: set[str] = set()
+    for f in (Path(countryinfo.__file__).parent / "data").glob("*.json"):
+        rec = json.loads(f.read_text(encoding="utf-8"))
+        for d in re.split(r"[,/]", rec.get("demonym") or "") if isinstance(rec, dict) else ():
+            if d.strip():
+                out.add(d.strip())
+    if not out:
+        raise VeilError("countryinfo has no demonyms: is the countryinfo package installed whole?")
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=1)
+def group_terms() -> frozenset[tuple[str, ...]]:
+    """Nationalities (countryinfo's demonyms), religions and ethnic groups."""
+    terms = {t.lower() for t in nationalities()} | set(quasi_lines("religions.txt"))
+    terms -= {"white", "black"}  # colours far more often than people
+    return frozenset(term_key(t) for t in terms)

@@ -29,6 +29,11 @@ place is on the gazetteer's lists (``<city>W W``, ``<country>W``, ``<state>U``),
 with ``<street>``. So "Maria" and "Priya" have the same shape (``W``), and so have "Boston" and
 "Denver" (``<city>W``); "Boston" and "Texas" do not (a city is not a state).
 
+Quasi-identifiers (``QUASI_SHAPED``: occupations, health, nationality and religion) get the same class
+codes after a *kind* tag from veil's public lists (``<job>w``, ``<jobs>w`` for a plural, ``<field>w``,
+``<health>w``, ``<group>W``): the fill draws a job for a job and an illness for an illness; the tag says
+which list holds the value, never which of its entries.
+
 Hence the shape is a function of the value's *class sequence* only: every value with the same
 layout (same number of digits, single letters and words, in the same order, with the same
 separators) has the same shape, so the shape cannot tell such values apart. What it does reveal is
@@ -78,8 +83,12 @@ PLACE_LABELS = frozenset({"LOCATION", "GPE", "LOC"})
 ORG_LABELS = frozenset({"ORGANIZATION_NAME", "ORGANIZATION", "ORG", "FACILITY", "FAC"})
 ADDRESS_LABELS = frozenset({"STREET_ADDRESS"})
 ENTITY_SHAPED = PERSON_LABELS | PLACE_LABELS | ORG_LABELS | ADDRESS_LABELS
-#: the granularity tags of a place shape (``<city>``): the gazetteer's kinds, and a street address
-TAGS = frozenset({"country", "state", "city", "region", "street"})
+#: quasi-identifiers drawn from their kind's list (:func:`quasi_shape`: a job for a job, an illness for an illness)
+QUASI_SHAPED = frozenset({"OCCUPATION", "DEMOGRAPHIC", "NATIONALITY"})
+#: the granularity tags of a place shape (``<city>``): the gazetteer's kinds, and a street address; the kind
+#: tags of a quasi-identifier's shape (``<job>``, ``<jobs>`` for a plural, ``<field>`` of work, ``<health>``,
+#: ``<group>``: a nationality, religion or ethnic group)
+TAGS = frozenset({"country", "state", "city", "region", "street", "job", "jobs", "field", "health", "group"})
 _ENTITY_TOKEN_RE = re.compile(r"(\d)|([^\W\d_]+(?:['\u2019][^\W\d_]+)*)|(\s+)|(.)", re.S)
 
 
@@ -157,10 +166,45 @@ def entity_shape(label: str, surface: str) -> str | None:
     return tag + "".join(codes)
 
 
+def quasi_kind(label: str, surface: str) -> str | None:
+    """The kind of a quasi-identifier by veil's public lists (``veil/data/quasi``): ``job`` (``jobs`` if
+    plural), ``field``, ``health`` or ``group``; None when no list holds it."""
+    from veil.gazetteer import field_terms, group_terms, health_terms, occupation_terms, plural_keys, term_key
+
+    key = term_key(surface)
+    if not key:
+        return None
+    if label != "OCCUPATION":
+        if key in group_terms():
+            return "group"
+        if any(k in health_terms() for k in plural_keys(key)):
+            return "health"
+    if label != "NATIONALITY":
+        if key in occupation_terms():
+            return "job"
+        if any(k in occupation_terms() for k in plural_keys(key)[1:]):
+            return "jobs"
+        if key in field_terms():
+            return "field"
+    return None
+
+
+def quasi_shape(label: str, surface: str) -> str | None:
+    """A quasi-identifier's shape: its kind tag (:func:`quasi_kind`) and one class code per word, as an entity
+    shape without literals ("a nurse" is ``<job>w``, "Catholic" ``<group>W``): what kind of value, never which."""
+    codes = entity_shape("QUASI", surface)
+    if codes is None:
+        return None
+    kind = quasi_kind(label, surface)
+    return (f"<{kind}>" if kind else "") + codes
+
+
 def shape_of(label: str, surface: str) -> str | None:
     """The shape signature of a masked surface, or None (label not shaped, or too long)."""
     if label in ENTITY_SHAPED:
         return entity_shape(label, surface)
+    if label in QUASI_SHAPED:
+        return quasi_shape(label, surface)
     if label not in SHAPED_LABELS:
         return None
     codes = [code for code, _ in tokens(surface.strip())]

@@ -212,7 +212,8 @@ _AGO = r"(a|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+|a cou
     # a date said relative to now keeps its tense ("last summer" never becomes "next June")
     ("last summer", r"last [a-z]+"),
     ("this past summer", r"this past [a-z]+"),
-    ("next week", r"next week"),
+    ("next week", r"next (month|year|weekend|summer|winter|spring|fall)"),  # never the original again
+    ("last month", r"last (week|year|weekend|summer|winter|spring|fall)"),
     ("last March", r"last ([A-Z][a-z]+|summer|winter|spring|fall)"),
     # a year said in two words is another one, never "july-six"
     ("eighty-nine", r"(fifty|sixty|seventy|eighty|ninety)-(one|two|three|four|five|six|seven|eight|nine)"),
@@ -221,6 +222,35 @@ def test_spoken_dates_read_as_dates(surface, pattern):
     rng = random.Random(3)
     for _ in range(30):
         assert re.fullmatch(pattern, fake_value("DATE", rng, shape_of("DATE", surface)))
+
+
+@pytest.mark.parametrize("label, surface, pool", [
+    # a quasi-identifier is another of its kind: a job for a job ("a represent" was written), an illness for
+    # an illness, a religion or nationality for a group, in the original's number of words where one exists
+    ("OCCUPATION", "dentist", "job"),
+    ("OCCUPATION", "quality manager", "job"),
+    ("OCCUPATION", "engineers", "jobs"),
+    ("OCCUPATION", "construction", "field"),
+    ("DEMOGRAPHIC", "asthma", "health"),
+    ("DEMOGRAPHIC", "Alzheimer", "health"),
+    ("DEMOGRAPHIC", "Christian", "group"),
+    ("DEMOGRAPHIC", "catholic", "group"),
+])
+def test_quasi_identifiers_are_drawn_from_their_kind(label, surface, pool):
+    from veil.fill.typed import _plural_of, _quasi_pool
+
+    shape = shape_of(label, surface)
+    assert shape.startswith(f"<{pool}>")
+    terms = {t.lower() for t in _quasi_pool(pool)}
+    if pool == "jobs":
+        terms = {_plural_of(t) for t in terms}
+    rng = random.Random(4)
+    for _ in range(20):
+        value = fake_value(label, rng, shape)
+        assert value.lower() in terms
+        assert len(value.replace("-", " ").split()) == len(surface.replace("-", " ").split())
+        # case: an illness lower-case, a group capitalised as written, lower-case text stays lower-case
+        assert value == value.lower() if pool == "health" or surface.islower() else value[0].isupper()
 
 
 def test_a_spelled_name_the_tagger_calls_a_person_is_another_name_spelled():

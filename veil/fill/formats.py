@@ -263,6 +263,14 @@ _SPOKEN_YEAR = re.compile(r"^w([ -])n$")
 def _relative_date_value(parts: list[str], rng: random.Random) -> str:
     """A date said relative to now keeps its relative words, so its tense ("last summer" -> "last winter",
     "this past March" -> "this past fall", "next week" stays "next week"); its named times are drawn."""
+    if not any(a in _WORD_CODES for a in parts):
+        # "last month", "next week": nothing to draw in the layout, so another unit of the same tense
+        units = [u for u in ("week", "month", "year", "weekend", "summer", "winter", "spring", "fall")
+                 if "{" + u + "}" not in parts]
+        parts = [a for a in parts if not (a.startswith("{") and a[1:-1] in _TIME_UNITS)]
+        while parts and parts[-1] == " ":
+            parts.pop()
+        parts += [" ", "{" + rng.choice(units) + "}"]
     out = []
     for a in parts:
         if a in _WORD_CODES:

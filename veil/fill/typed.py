@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import random
 import re
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
 from veil.fill.entities import entity_kind, entity_value  # noqa: F401  (entity_kind re-exported)
 from veil.fill.formats import FAKERS, _seeded_faker, person_mention, restyle, shaped_value  # noqa: F401  (re-exported)
 from veil.markers import unescape
-from veil.shapes import ADDRESS_LABELS
+from veil.shapes import ADDRESS_LABELS, QUASI_SHAPED
 
 #: our label (DLP-style, as the entity tagger writes it, or spaCy's own) -> spaCy labels accepted
 ENTITY_LABELS: dict[str, frozenset[str]] = {
@@ -78,7 +79,7 @@ def plain_word(rng: random.Random) -> str:
 def label_kind(label: str) -> str:
     """``"format"`` (drawn in shape), ``"entity"`` (drawn from lists, or proposed by a model and checked
     by NER) or ``"word"`` (plain word)."""
-    if label in FAKERS or label in ADDRESS_LABELS:
+    if label in FAKERS or label in ADDRESS_LABELS or label in QUASI_SHAPED:
         return "format"
     if label in ENTITY_LABELS:
         return "entity"
@@ -95,6 +96,8 @@ def fake_value(label: str, rng: random.Random, shape: str | None = None, gender:
     person's first name), formats from :mod:`veil.fill.formats`, other entity labels from Faker."""
     if shape is not None and _SPELLED.fullmatch(shape) and entity_kind(label) in ("person", None):
         return shaped_value("SPELLED_WORD", shape, rng)  # a name spelled out ("L-O-P-E-Z"): another name, spelled
+    if label in QUASI_SHAPED:
+        return quasi_value(label, shape, rng)
     if entity_kind(label) is not None:
         return entity_value(label, shape, rng, gender)
     if shape is not None and label in FAKERS:
@@ -106,7 +109,55 @@ def fake_value(label: str, rng: random.Random, shape: str | None = None, gender:
 
 
 def has_fallback(label: str) -> bool:
-    return label in ENTITY_FALLBACK or label in FAKERS or entity_kind(label) is not None
+    return label in ENTITY_FALLBACK or label in FAKERS or label in QUASI_SHAPED or entity_kind(label) is not None
+
+
+@lru_cache(maxsize=None)
+def _quasi_pool(kind: str) -> tuple[str, ...]:
+    """The public list a quasi-identifier of ``kind`` is drawn from (``veil/data/quasi``; nationalities from
+    countryinfo); letters said one by one ("c p a") are left out."""
+    from veil.gazetteer import nationalities, quasi_lines
+
+    files = {"job": "occupations_spoken.txt", "jobs": "occupations_spoken.txt", "field": "fields_of_work.txt",
+             "health": "health_terms.txt"}
+    if kind in files:
+        terms = quasi_lines(files[kind])
+    elif kind == "nationality":
+        terms = [t.lower() for t in nationalities()]
+    else:
+        terms = [t.lower() for t in nationalities()] + quasi_lines("religions.txt")
+    return tuple(sorted({t for t in terms if all(len(w) > 1 for w in re.split(r"[ -]", t))}))
+
+
+def _plural_of(term: str) -> str:
+    if term.endswith("man"):
+        return term[:-3] + "men"
+    if term.endswith("y") and term[-2:-1] not in "aeiou":
+        return term[:-1] + "ies"
+    return term + ("es" if term.endswith(("s", "sh", "ch", "x")) else "s")
+
+
+def quasi_value(label: str, shape: str | None, rng: random.Random) -> str:
+    """Another value of a quasi-identifier's kind (its shape's tag: a job for a job, an illness for an
+    illness, a nationality or religion for a group; untagged: a job, or a group), with the original's
+    number of words where the list has one, plural for ``<jobs>``, and its case."""
+    from veil.shapes import atoms, shape_tag
+
+    tag = shape_tag(shape)
+    kind = tag or ("job" if label == "OCCUPATION" else "nationality" if label == "NATIONALITY" else "group")
+    codes = [a for a in atoms(shape or "") if a in ("W", "w", "U", "L", "l")]
+    pool = _quasi_pool(kind)
+    same = [t for t in pool if len(re.split(r"[ -]", t)) == len(codes)] or list(pool)
+    term = rng.choice(same)
+    if kind == "jobs":
+        term = _plural_of(term)
+    first = codes[0] if codes else "w"
+    if first in ("U", "L"):
+        return term.upper()
+    if kind in ("group", "nationality") and first == "W":
+        return " ".join(w[:1].upper() + w[1:] for w in term.split(" "))  # "Catholic", "New Zealander"
+    # an illness is written lower-case ("[Alzheimer] -> lupus"); a job capitalised where its original was
+    return term[:1].upper() + term[1:] if first == "W" and kind != "health" else term
 
 
 def as_entity(word: str) -> str:

@@ -19,13 +19,13 @@ up in one dict, so its cost grows with the text, not with the number of terms.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from veil.errors import VeilError
+from veil.gazetteer import nationalities  # noqa: F401  (re-exported)
 from veil.mask.base import Masker, choose
 from veil.types import Span
 
@@ -36,20 +36,6 @@ _TAB_LABELS = {"DEM": "DEMOGRAPHIC", "MISC": "QUASI_ID"}
 SCORE = 0.6
 
 
-@lru_cache(maxsize=1)
-def nationalities() -> tuple[str, ...]:
-    """Demonyms of ``countryinfo``'s country records ("Swedish", "New Zealander", "Bosnian", "Herzegovinian")."""
-    import countryinfo  # lazy: reads 250 JSON files
-
-    out: set[str] = set()
-    for f in (Path(countryinfo.__file__).parent / "data").glob("*.json"):
-        rec = json.loads(f.read_text(encoding="utf-8"))
-        for d in re.split(r"[,/]", rec.get("demonym") or "") if isinstance(rec, dict) else ():
-            if d.strip():
-                out.add(d.strip())
-    if not out:
-        raise VeilError("countryinfo has no demonyms: is the countryinfo package installed whole?")
-    return tuple(sorted(out))
 
 
 @lru_cache(maxsize=1)

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from pathlib import Path
 from typing import Iterator
 
+from veil.gazetteer import (field_terms, group_terms, health_terms, occupation_terms, plural_keys,  # noqa: F401
+                            quasi_lines, term_key)
 from veil.mask.detectors.base import Detector
 from veil.types import Span
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "quasi"
 
 _UNITS = "one two three four five six seven eight nine".split()
 _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
@@ -166,66 +166,11 @@ def _merged(spans: list[Span]) -> list[Span]:
 _TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 
 
-def _read_lines(name: str) -> list[str]:
-    return [ln.strip().lower() for ln in (DATA / name).read_text(encoding="utf-8").splitlines()
-            if ln.strip() and not ln.lstrip().startswith("#")]
+# the lists live in veil.gazetteer (the shape records which one a masked value is on; the fill draws from it)
+_read_lines, _key = quasi_lines, term_key
 
 
-def _key(term: str) -> tuple[str, ...]:
-    """A term as lower-case word tuple, hyphens and apostrophes as separate words ("baby-sitter" -> baby sitter)."""
-    return tuple(w for w in re.split(r"[^\w]+|_", term.lower().replace("’", "'")) if w)
-
-
-@lru_cache(maxsize=1)
-def occupation_terms() -> frozenset[tuple[str, ...]]:
-    """Everyday job titles (``occupations_spoken.txt``) and Faker's job titles (the part before a comma)."""
-    from faker.providers.job import Provider
-
-    terms = set(_read_lines("occupations_spoken.txt"))
-    for job in Provider.jobs:
-        head = job.split(",")[0].strip().lower()
-        if head and not any(c in head for c in "/()-"):
-            terms.add(head)
-    return frozenset(_key(t) for t in terms) - _NOT_JOBS
-
-
-#: pieces of Faker's titles that are everyday words, not jobs ("Copy" of "Copy, advertising", "Land" of "Land/geomatics")
-_NOT_JOBS = frozenset({("copy",), ("make",), ("land",), ("sub",), ("model",), ("buyer",), ("dealer",)})
-
-
-@lru_cache(maxsize=1)
-def field_terms() -> frozenset[tuple[str, ...]]:
-    return frozenset(_key(t) for t in _read_lines("fields_of_work.txt"))
-
-
-@lru_cache(maxsize=1)
-def health_terms() -> frozenset[tuple[str, ...]]:
-    return frozenset(_key(t) for t in _read_lines("health_terms.txt"))
-
-
-@lru_cache(maxsize=1)
-def group_terms() -> frozenset[tuple[str, ...]]:
-    """Nationalities (countryinfo's demonyms), religions and ethnic groups."""
-    from veil.mask.quasi import nationalities
-
-    terms = {t.lower() for t in nationalities()} | set(_read_lines("religions.txt"))
-    terms -= {"white", "black"}  # colours far more often than people
-    return frozenset(_key(t) for t in terms)
-
-
-def _plural(words: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """A term's lookup keys for a word run that may be plural ("teachers", "nurses", "salesmen")."""
-    last = words[-1]
-    keys = [words]
-    if last.endswith("men"):
-        keys.append(words[:-1] + (last[:-3] + "man",))
-    if last.endswith("ies"):
-        keys.append(words[:-1] + (last[:-3] + "y",))
-    if last.endswith("es"):
-        keys.append(words[:-1] + (last[:-2],))
-    if last.endswith("s"):
-        keys.append(words[:-1] + (last[:-1],))
-    return keys
+_plural = plural_keys
 
 
 def _last_words(terms: frozenset[tuple[str, ...]]) -> frozenset[str]:
