@@ -253,6 +253,14 @@ def test_quasi_identifiers_are_drawn_from_their_kind(label, surface, pool):
         assert value == value.lower() if pool == "health" or surface.islower() else value[0].isupper()
 
 
+@pytest.mark.parametrize("surface, pattern", [("U S", r"[A-Z] [A-Z]"), ("u s", r"[a-z] [a-z]"),
+                                            ("D.C.", r"[A-Z]\.[A-Z]\.")])
+def test_a_place_said_letter_by_letter_is_another_in_its_layout(surface, pattern):
+    rng = random.Random(1)
+    for _ in range(10):
+        assert re.fullmatch(pattern, fake_value("LOCATION", rng, shape_of("LOCATION", surface)))
+
+
 def test_a_spelled_name_the_tagger_calls_a_person_is_another_name_spelled():
     import random
 

@@ -126,8 +126,13 @@ def place_value(shape: str, rng: random.Random) -> str:
         return address_value(shape, rng)
     parts = [a for a in atoms(shape) if not a.startswith("<")]
     codes = [a for a in parts if a in _WORD or a in ("L", "l")]
-    if tag == "state" and codes == ["U"] or codes == ["L", "L"]:
+    if tag == "state" and codes == ["U"]:
         return rng.choice(places().state_codes)
+    if len(codes) in (2, 3) and all(c in ("L", "l") for c in codes):
+        # a place said letter by letter ("U S", "d c", "U.S.A."): another in the same layout and case
+        letters = iter(rng.choice(places().state_codes) if len(codes) == 2 else rng.choice(("USA", "UAE", "NYC")))
+        return "".join(_case(next(letters), "U" if a == "L" else "w") if a in ("L", "l") else a
+                       for a in parts if a != "?")
     name = _place_name(tag or "city", max(1, len(codes)), rng)
     if codes and all(c in ("w", "l") for c in codes):
         return name.lower()

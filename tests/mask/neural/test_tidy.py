@@ -91,6 +91,9 @@ CASES = [
     ("I listen to D C area radio", [("D C", "ORG")], [("D C", "LOC")]),
     ("it's spelled s m i t h", [("s m i t h", "PER")], [("s m i t h", "PER")]),
     ("Mr. J R said so", [("J R", "PER")], [("J R", "PER")]),
+    # a possessive ends a name: the capital after it starts something else
+    ("Did you read Tom Clancy's A CLEAR AND PRESENT DANGER?", [("Tom", "PER"), ("Clancy's", "PER")],
+     [("Tom Clancy's", "PER")]),
     # a job title that is no name is an occupation
     ("I have a daughter who's a beautician.", [("beautician", "PER")], [("beautician", "OCC")]),
     ("Mr. Baker called", [("Baker", "PER")], [("Baker", "PER")]),

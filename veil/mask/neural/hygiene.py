@@ -197,6 +197,8 @@ def _rest_of_cased_name(text: str, start: int, end: int) -> tuple[int, int]:
     if not text[start:start + 1].isupper():
         return start, end
     for _ in range(3):
+        if text[:end].endswith(("'s", "’s")):
+            break  # "Tom Clancy's [A] CLEAR AND PRESENT DANGER": a possessive ends the name
         m = _CASED_NEXT.match(text, end)
         if m is None or not _is_name_word(m.group(1)):
             break
