@@ -93,7 +93,11 @@ CASES = [
     ("Mr. J R said so", [("J R", "PER")], [("J R", "PER")]),
     # a possessive ends a name: the capital after it starts something else
     ("Did you read Tom Clancy's A CLEAR AND PRESENT DANGER?", [("Tom", "PER"), ("Clancy's", "PER")],
-     [("Tom Clancy's", "PER")]),
+     [("Tom Clancy", "PER")]),
+    ("but I really think Ford's got a ship position", [("Ford's", "ORG")], [("Ford", "ORG")]),
+    # an everyday word that is no place (a surname somewhere) is no place in conversation; a first name stays
+    ("you take off right toward the mountain, the Rockies", [("mountain", "LOC")], []),
+    ("we went up to Alberta", [("Alberta", "LOC")], [("Alberta", "LOC")]),
     # a job title that is no name is an occupation
     ("I have a daughter who's a beautician.", [("beautician", "PER")], [("beautician", "OCC")]),
     ("Mr. Baker called", [("Baker", "PER")], [("Baker", "PER")]),

