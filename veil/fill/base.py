@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,41 @@ def lora_finetune(name: str, train: Any, docs: Sequence[MaskedDocument], output_
     except TypeError as e:
         raise VeilError(f"{name} fine-tuning: {e}") from None
     return {"texts": len(texts), **(info or {})}
+
+
+_ARTICLE_BEFORE = re.compile(r"(?<![\w'’-])(a|an|A|An|AN)(\s+)$")
+#: letters whose names start with a vowel sound ("an F B I agent", "an M G"); words that start with one
+#: although written with a consonant ("an hour"), or with a consonant although written with a vowel ("a union")
+_VOWEL_LETTERS = frozenset("AEFHILMNORSX")
+_SILENT_H = ("hour", "honest", "honor", "honour", "heir")
+_YOU_SOUND = re.compile(r"(?:uni|use|usu|uti|ure|euro?|eu|one\b|once\b|u[bcdfgklmnprst][aeiou])", re.IGNORECASE)
+
+
+def with_article(before: str, value: str) -> str:
+    """``before`` (the text up to a substitute) with its last word "a" / "an" agreeing with ``value``: the
+    article was said for the original ("I'm an [artist]"), the substitute may need the other one ("I'm a
+    chiropractor"). Anything else is returned unchanged."""
+    m = _ARTICLE_BEFORE.search(before)
+    if m is None or not value:
+        return before
+    if m.group(1)[0] == "A" and before[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", ":", '"', "“", "\n"):
+        return before  # a capital "A" inside a sentence is a letter ("grade A"), not the article
+    word = value.split()[0].strip("\"'“‘(")
+    if not word:
+        return before
+    if word[0].isdigit():
+        an = bool(re.match(r"(?:8|11|18)(?!\d)|8\d", word))
+    elif len(word) == 1 or (word.isupper() and len(word) <= 4 and "." not in word):
+        an = word[0].upper() in _VOWEL_LETTERS  # letters said one by one
+    else:
+        low = word.lower()
+        an = (low[0] in "aeiou" and not _YOU_SOUND.match(low)) or low.startswith(_SILENT_H)
+    article = m.group(1)
+    want = "an" if an else "a"
+    if article.lower() == want:
+        return before
+    new = want.upper() if article.isupper() and len(article) > 1 else want.capitalize() if article[0].isupper() else want
+    return before[:m.start(1)] + new + m.group(2)
 
 
 def doc_rng(seed: int, doc_id: str) -> random.Random:

@@ -50,7 +50,7 @@ def fill_batch(docs: Sequence[MaskedDocument], filler: Any,
 def fallback_fill(doc: MaskedDocument, seed: int = 0) -> FilledDocument:
     """Every marker of ``doc`` replaced by its type's Faker value (or ``FALLBACK_WORD``), same key same value."""
     from veil.fill import typed
-    from veil.fill.base import doc_rng, document_slots
+    from veil.fill.base import doc_rng, document_slots, with_article
     from veil.markers import unescape
     from veil.types import Substitution
 
@@ -66,10 +66,12 @@ def fallback_fill(doc: MaskedDocument, seed: int = 0) -> FilledDocument:
     for s in slots:
         if s.key not in values:
             values[s.key] = typed.fake_value(s.label, rng, s.shape) if typed.has_fallback(s.label) else FALLBACK_WORD
-        seg = unescape(doc.text[pos:s.start])
-        parts += [seg, values[s.key]]
-        out_len += len(seg)
         value = values[s.key]
+        seg = unescape(doc.text[pos:s.start])
+        if typed.label_kind(s.label) != "word":
+            seg = with_article(seg, value)
+        parts += [seg, value]
+        out_len += len(seg)
         subs.append(Substitution(doc.id, s.marker, s.key, s.label, value, out_len, out_len + len(value)))
         out_len += len(value)
         pos = s.end

@@ -34,7 +34,8 @@ from typing import AbstractSet, Any, Mapping, Sequence
 
 from veil.errors import VeilError
 from veil.fill import ranking, strategies, typed
-from veil.fill.base import AVOID_TECHNIQUES, CANDIDATE_MARGIN, Filler, Slot, _default_avoid, doc_rng, document_slots
+from veil.fill.base import (AVOID_TECHNIQUES, CANDIDATE_MARGIN, Filler, Slot, _default_avoid, doc_rng, document_slots,
+                            with_article)
 from veil.fill.state import WINDOW, DocState, _forges, _forges_marker  # noqa: F401  (WINDOW re-exported)
 from veil.markers import MARKER_RE, find_markers, unescape
 from veil.shapes import PERSON_LABELS
@@ -366,10 +367,12 @@ class CandidateFiller(Filler):
         subs: list[Substitution] = []
         pos = out_len = 0
         for s in st.slots:
+            value = st.values[s.index]
             seg = unescape(doc.text[pos:s.start])
+            if typed.label_kind(s.label) != "word":  # a drawn value; a model's word agrees with its context
+                seg = with_article(seg, value)
             parts.append(seg)
             out_len += len(seg)
-            value = st.values[s.index]
             subs.append(Substitution(doc.id, s.marker, s.key, s.label, value, out_len, out_len + len(value)))
             parts.append(value)
             out_len += len(value)
