@@ -14,18 +14,23 @@ from veil.types import Document, MaskedDocument, Placeholder, Span
 def merge_spans(spans: Sequence[Span]) -> list[Span]:
     """Union overlapping spans; the merged span keeps the label and source of its strongest member.
 
-    Strongest: a typed label beats the generic ``WORD``; then a span that holds the other and more (the whole
-    name "Lubbock View Christian Church" read as an organisation, not its word "Christian" as a religion); then
-    higher score; then longer.
+    Strongest: a typed label beats the generic ``WORD``; then a name (person, place, organisation, street
+    address) that holds the other span and more (the whole name "Lubbock View Christian Church" read as an
+    organisation, not its word "Christian" as a religion); then higher score; then longer.
     """
+    from veil.shapes import ENTITY_SHAPED
+
     def strength(s: Span) -> tuple[int, float, int]:
         return (s.label != "WORD", s.score, len(s))
 
+    def holds(a: Span, b: Span) -> bool:
+        return a.label in ENTITY_SHAPED and a.start <= b.start and b.end <= a.end and len(a) > len(b)
+
     def stronger(a: Span, b: Span) -> Span:
         if (a.label == "WORD") == (b.label == "WORD"):
-            if a.start <= b.start and b.end <= a.end and len(a) > len(b):
+            if holds(a, b):
                 return a
-            if b.start <= a.start and a.end <= b.end and len(b) > len(a):
+            if holds(b, a):
                 return b
         return max(a, b, key=strength)
 

@@ -98,6 +98,11 @@ CASES = [
     # an everyday word that is no place (a surname somewhere) is no place in conversation; a first name stays
     ("you take off right toward the mountain, the Rockies", [("mountain", "LOC")], []),
     ("we went up to Alberta", [("Alberta", "LOC")], [("Alberta", "LOC")]),
+    # an organisation's kind word alone names none, unless it ends the name beside it; an amount needs a number
+    ("uh, the Credit Union has got a deal now", [("Union", "ORG")], []),
+    ("she applied to the Borough of Southwark Council", [("Southwark", "LOC"), ("Council", "ORG")],
+     [("Southwark", "LOC"), ("Council", "ORG")]),
+    ("They were fourteen pounds and,", [("pounds", "MONEY")], []),
     # a job title that is no name is an occupation
     ("I have a daughter who's a beautician.", [("beautician", "PER")], [("beautician", "OCC")]),
     ("Mr. Baker called", [("Baker", "PER")], [("Baker", "PER")]),

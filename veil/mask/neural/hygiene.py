@@ -281,7 +281,10 @@ def valid(kind: str, surface: str) -> bool:
         # count of something else ("a hundred thousand miles")
         if words & _COUNTED_UNITS:
             return False
+        if not (_digits_in(low) or _NUMBER_WORD.search(low) or words & {"hundred", "thousand", "million", "grand"}):
+            return False  # "pounds" alone ("fourteen pounds" of weight, the number left out): no amount
         return bool(words & _CURRENCY_WORDS) or "$" in low or (_digits_in(low) >= 2 and bool(words & {"hundred", "thousand"}))
+
     return True
 
 
@@ -426,6 +429,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
     out = _organisations(text, out)
     if written:
         out = _institutions(text, out)
+    out = [sp for i, sp in enumerate(out) if sp.label != "ORG" or not _kind_words_only(text[sp.start:sp.end])
+           or _touches(text, out, i)]
     # one everyday word alone is no name ("watermelon", "crayons"); beside another name it may be part of it
     # ("Texas" + "Tech")
     kept = []
@@ -551,6 +556,22 @@ def _capitalised_name(text: str, sp: Span) -> bool:
 
 
 _CAPITALISED_WORD_BEFORE = re.compile(r"(?<![\w'’-])([A-Z][\w'’-]*)[ \t]+$")
+
+
+def _touches(text: str, spans: list[Span], i: int) -> bool:
+    """Whether span ``i`` has another span right beside it (only spaces or a hyphen between)."""
+    sp = spans[i]
+    return (i > 0 and re.fullmatch(r"[ \t-]*", text[spans[i - 1].end:sp.start]) is not None) or \
+        (i + 1 < len(spans) and re.fullmatch(r"[ \t-]*", text[sp.end:spans[i + 1].start]) is not None)
+
+
+def _kind_words_only(surface: str) -> bool:
+    """An organisation's kind word alone ("the [Union]" of "Credit Union", "Bank"): no organisation named
+    (beside another span it is that name's last word: "[Southwark] [Council]")."""
+    from veil.gazetteer import ORG_KINDS
+
+    names = re.findall(r"[^\W\d_]+", surface.lower())
+    return len(names) == 1 and (names[0] in ORG_KINDS or names[0] in _ORG_KINDS)  # "General Motors" is a name
 
 
 def _sentence_start(text: str, i: int) -> bool:
