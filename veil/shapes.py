@@ -174,18 +174,23 @@ def quasi_kind(label: str, surface: str) -> str | None:
     key = term_key(surface)
     if not key:
         return None
-    if label != "OCCUPATION":
-        if key in group_terms():
-            return "group"
-        if any(k in health_terms() for k in plural_keys(key)):
-            return "health"
-    if label != "NATIONALITY":
-        if key in occupation_terms():
-            return "job"
-        if any(k in occupation_terms() for k in plural_keys(key)[1:]):
-            return "jobs"
-        if key in field_terms():
-            return "field"
+    # the whole value first, then the words of it ("Alzheimer's patients": an illness; "local authority
+    # housing officer": a job)
+    runs = [key] + [key[i:j] for n in range(len(key) - 1, 0, -1) for i in range(len(key) - n + 1)
+                    for j in (i + n,)]
+    for run in runs:
+        if label != "OCCUPATION":
+            if run in group_terms():
+                return "group"
+            if any(k in health_terms() for k in plural_keys(run)):
+                return "health"
+        if label != "NATIONALITY":
+            if run in occupation_terms():
+                return "job"
+            if any(k in occupation_terms() for k in plural_keys(run)[1:]):
+                return "jobs"
+            if run in field_terms():
+                return "field"
     return None
 
 
