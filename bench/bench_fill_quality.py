@@ -186,6 +186,20 @@ def evaluate(items, filled, rankings, nlp) -> dict:
             "ent_n": ent_n, "ent_kept": ent_kept / ent_n if ent_n else None, "examples": examples}
 
 
+def _relative(value):
+    """A path argument relative to the repository's parent folder where it lies under it (``../shared/data``,
+    ``bench/results/...``); anything else as it is."""
+    if not isinstance(value, str) or not value.startswith("/"):
+        return value
+    p = Path(value).resolve()
+    for base, prefix in ((ROOT, ""), (ROOT.parent, "../")):
+        try:
+            return prefix + str(p.relative_to(base))
+        except ValueError:
+            continue
+    return Path(value).name if value.startswith("/tmp") else value
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=60, help="utterances per setting (default 60)")
@@ -335,7 +349,8 @@ def main(argv=None) -> int:
                   f"{p['fallback_markers']} markers filled by the llm fallback")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"args": vars(args), "torch_threads": args.threads, "results": results}, indent=2))
+    shown = {k: _relative(v) for k, v in vars(args).items()}  # no one machine's paths in a result kept in the repo
+    out.write_text(json.dumps({"args": shown, "torch_threads": args.threads, "results": results}, indent=2))
     print(f"\nwritten: {out}")
     return 0
 
