@@ -262,7 +262,8 @@ _SPOKEN_YEAR = re.compile(r"^w([ -])n$")
 
 def _relative_date_value(parts: list[str], rng: random.Random) -> str:
     """A date said relative to now keeps its relative words, so its tense ("last summer" -> "last winter",
-    "this past March" -> "this past fall", "next week" stays "next week"); its named times are drawn."""
+    "this past March" -> "this past fall"); its named times are drawn, and where it has none another unit
+    takes its unit's place ("next week" -> "next month", never itself)."""
     if not any(a in _WORD_CODES for a in parts):
         # "last month", "next week": nothing to draw in the layout, so another unit of the same tense
         units = [u for u in ("week", "month", "year", "weekend", "summer", "winter", "spring", "fall")

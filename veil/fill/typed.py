@@ -10,7 +10,9 @@ Three kinds of label (:func:`label_kind`):
   (:class:`EntityVerifier`), a Faker draw where none passes;
 - **format labels** (email, phone, URL, IP, card and social-security numbers, numbers, dates,
   spelled letters, user names, ids, street addresses): no language model should guess these, they
-  are drawn in the recorded shape (:mod:`veil.fill.formats`);
+  are drawn in the recorded shape (:mod:`veil.fill.formats`); so are quasi-identifiers (occupations,
+  health conditions, nationalities and religions), from the list of the kind their shape names
+  (:func:`quasi_value`);
 - any other label (``MASK``, ``WORD``, a user's ``CUSTOM``) is filled with a plain word.
 
 Every draw comes from the document's RNG (:func:`veil.fill.base.doc_rng`), never from the value.

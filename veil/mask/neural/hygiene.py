@@ -593,6 +593,7 @@ def _organisations(text: str, spans: list[Span]) -> list[Span]:
                 e = nxt.end(1)
         words = re.findall(r"[A-Za-z]+", text[s:e])
         if label in ("LOC", "PER", "MISC", "ORG") and words and words[-1].lower() in _ORG_KINDS:
+            taken = 0
             while True:
                 prev = out[-1] if out else None
                 if prev is not None and prev.label in ("LOC", "PER", "ORG", "MISC") and \
@@ -600,11 +601,12 @@ def _organisations(text: str, spans: list[Span]) -> list[Span]:
                     out.pop()  # "Lubbock" + "View" + ... + "Church"
                     s = prev.start
                     continue
-                word = _CAPITALISED_WORD_BEFORE.search(text, 0, s) if text[s:s + 1].isupper() else None
-                if word is None or (_sentence_start(text, word.start()) and everyday(word.group(1).lower())) or \
-                        word.group(1).lower() in _EDGE_ALL:
-                    break
+                word = _CAPITALISED_WORD_BEFORE.search(text, 0, s) if text[s:s + 1].isupper() and taken < 3 else None
+                if word is None or word.group(1).isupper() or word.group(1).lower() in _EDGE_ALL or \
+                        (_sentence_start(text, word.start()) and everyday(word.group(1).lower())):
+                    break  # (capitals throughout are shouting, not a name)
                 s = word.start()  # a capitalised word of the name the tagger left out ("... Christian Church")
+                taken += 1
             out.append(Span(s, e, "ORG", sp.source, sp.score))
             continue
         if out and out[-1].end > s:  # a word the span before took in
