@@ -43,6 +43,19 @@ def test_spelled_names(text, expected):
     assert found(SpelledNameDetector(), text) == expected
 
 
+@pytest.mark.parametrize("text, label", [
+    # three letters that spell no word beside them, with no talk of spelling, are an acronym
+    ("most of the engine parts seem to be S A E,", "ORGANIZATION_NAME"),
+    ("an organization called T A D", "ORGANIZATION_NAME"),
+    # a name of three letters is spelled as one
+    ("my name is Bob, B O B", "PERSON_NAME"),
+    ("it's spelled K I M", "PERSON_NAME"),
+    ("s m i t h", "PERSON_NAME"),
+])
+def test_three_letters_without_a_word_are_an_acronym(text, label):
+    assert [s.label for s in SpelledNameDetector().find(text, "test")] == [label]
+
+
 EMAILS = [
     ("john dot smith at gmail dot com", ["john dot smith at gmail dot com"]),
     ("my email is john smith eighty four at yahoo dot com", ["john smith eighty four at yahoo dot com"]),

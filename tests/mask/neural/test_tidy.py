@@ -90,6 +90,7 @@ CASES = [
     ("i was with t i in el salvador", [("t i", "PER")], [("t i", "ORG")]),
     ("I listen to D C area radio", [("D C", "ORG")], [("D C", "LOC")]),
     ("it's spelled s m i t h", [("s m i t h", "PER")], [("s m i t h", "PER")]),
+    ("it's spelled K I M", [("spelled K I M", "PER")], [("K I M", "PER")]),
     ("Mr. J R said so", [("J R", "PER")], [("J R", "PER")]),
     # a possessive ends a name: the capital after it starts something else
     ("Did you read Tom Clancy's A CLEAR AND PRESENT DANGER?", [("Tom", "PER"), ("Clancy's", "PER")],
@@ -103,6 +104,14 @@ CASES = [
     ("she applied to the Borough of Southwark Council", [("Southwark", "LOC"), ("Council", "ORG")],
      [("Southwark", "LOC"), ("Council", "ORG")]),
     ("They were fourteen pounds and,", [("pounds", "MONEY")], []),
+    # a pet's breed is no one's name, whatever the transcript's capitals; a breed that is a surname only where
+    # the talk is of pets, and never after a title
+    ("A, uh, Golden Retriever.", [("Golden", "ORG")], []),
+    ("he's part Collie, part Shepherd, and part Chow.", [("Collie", "PER"), ("Shepherd", "ORG"), ("part Chow", "PER")],
+     []),
+    ("We have two Chows and a miniature Schnauzer", [("Chows", "PER"), ("Schnauzer", "ORG")], []),
+    ("my name is Sandra Shepherd", [("Sandra Shepherd", "PER")], [("Sandra Shepherd", "PER")]),
+    ("our dog likes Mr. Shepherd", [("Shepherd", "PER")], [("Shepherd", "PER")]),
     # a job title that is no name is an occupation
     ("I have a daughter who's a beautician.", [("beautician", "PER")], [("beautician", "OCC")]),
     ("Mr. Baker called", [("Baker", "PER")], [("Baker", "PER")]),

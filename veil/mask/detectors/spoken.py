@@ -38,6 +38,7 @@ ACRONYMS = frozenset("""usa uk fbi cia atm dvd cnn nba nfl abc nbc cbs ibm ups i
  phd vcr cpa mba mfa bbc fda epa nasa aids hiv ira iras rv suv gmc bmw cd cds abs ac dc nyc cpr gpa ged rn emt ssn
  vip pta ymca aarp eds nfc afc mtv espn hbo pbs npr rca jfk""".split())
 # words that may sit between a name and its spelling ("smith that's s m i t h")
+_SPELL_CUE = re.compile(r"\bspel(?:l|ls|led|lt|ling)\b|\bletters?\b|\binitials?\b", re.IGNORECASE)
 _BRIDGE = frozenset("that's thats that is it's its spelled spelt spelling like as uh um er yes yeah so".split())
 _WORD_RE = re.compile(r"[\w'’-]+")
 
@@ -60,7 +61,8 @@ def _letters(run: str) -> tuple[str, int]:
 
 
 class SpelledNameDetector(Detector):
-    """Three or more letters said one by one (two with "as in"), and the word they spell beside them.
+    """Three or more letters said one by one (two with "as in"), and the word they spell beside them; three
+    letters that spell nothing beside them, where nobody talks of spelling, are an acronym (an organisation).
 
     Runs made only of "a" and "i" ("i a i") are not taken: those are words, not spellings.
     """
@@ -81,8 +83,12 @@ class SpelledNameDetector(Detector):
                 continue
             if text[end - 1] == "." and not re.search(r"\.\s*" + _LETTER + r"\.$", run):
                 end -= 1  # a sentence's full stop after plain letters
+            bounds = (start, end)
             start, end = self._with_spelled_word(text, start, end, letters)
-            yield Span(start, end, self.label, source, 0.85)
+            # three letters that spell no word beside them, with no talk of spelling, are an acronym ("S A E",
+            # "A T I"): a company or a standard; a name of three letters is spelled as one ("Bob, B O B")
+            acronym = len(letters) <= 3 and not explicit and (start, end) == bounds and not _SPELL_CUE.search(text)
+            yield Span(start, end, "ORGANIZATION_NAME" if acronym else self.label, source, 0.85)
         for m in _UNDERSCORED_RE.finditer(text):  # "S_M_I_T_H": letters joined by underscores, as in an identifier
             letters = m.group().replace("_", "").lower()
             if letters not in ACRONYMS and not set(letters) <= {"a", "i"}:

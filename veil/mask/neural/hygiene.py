@@ -24,7 +24,7 @@ _FUNCTION = ("so and but or the a an at from to in on of for with by is was are 
              "you're he he's she she's we they my your his her our their this that these those there here who what "
              "called named like just also too")
 _CONTEXT = ("card number numbers no zip postcode postal code phone cell mobile telephone email e-mail mail address "
-            "account acct social security ssn id pin name surname birthday birth dob username user extension ext")
+            "account acct social security ssn id pin name surname birthday birth dob username user extension ext spelled spelt spelling spell")
 _HONORIFICS = "mr mrs ms miss mx dr doctor prof professor sir madam rev reverend"
 #: words a span never starts or ends with, per type (a date keeps "last", an age "a couple")
 _EDGE_ALL = frozenset((_GREETINGS + " " + _FUNCTION).split())
@@ -401,7 +401,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
                 continue
             if sp.label in ("PER", "ORG", "MISC") and "".join(text[s:e].split()).upper() in _PLACE_ACRONYMS:
                 sp = Span(s, e, "LOC", sp.source, sp.score)  # "D C", "U S": a place
-            elif sp.label == "PER" and 3 <= e - s <= 5 and not _TITLE_BEFORE.search(text[max(0, s - 12):s]):
+            elif sp.label == "PER" and 3 <= e - s <= 5 and not _TITLE_BEFORE.search(text[max(0, s - 12):s]) and \
+                    not _SPELL_CUE.search(text):
                 sp = Span(s, e, "ORG", sp.source, sp.score)  # "C N N", "T I", "G M": a company, no one's initials
         if s >= e or not any(c.isalnum() for c in text[s:e]) or not valid(sp.label, text[s:e]):
             continue
@@ -435,6 +436,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
     # ("Texas" + "Tech")
     kept = []
     for i, sp in enumerate(out):
+        if sp.label in ("PER", "ORG", "LOC", "MISC") and _breed(text, sp):
+            continue  # "a Golden Retriever", "part Collie": a pet's breed, no one's name
         word = text[sp.start:sp.end].lower().strip(".'’")
         if (sp.label in ("PER", "ORG") or (sp.label in ("MISC", "LOC") and not written)) and " " not in word and \
                 word not in _REGIONS and (everyday(word) or sp.label in ("MISC", "LOC") and _everyday_no_place(word)) \
@@ -464,6 +467,8 @@ def _without_fragments(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 _LOWER_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+#: talk of spelling: letters said one by one there spell a name ("it's spelled K I M")
+_SPELL_CUE = re.compile(r"\bspel(?:l|ls|led|lt|ling)\b|\bletters?\b|\binitials?\b", re.IGNORECASE)
 #: places said letter by letter
 _PLACE_ACRONYMS = frozenset("US USA UK DC LA NY NYC SF USSR UAE EU".split())
 
@@ -563,6 +568,37 @@ def _touches(text: str, spans: list[Span], i: int) -> bool:
     sp = spans[i]
     return (i > 0 and re.fullmatch(r"[ \t-]*", text[spans[i - 1].end:sp.start]) is not None) or \
         (i + 1 < len(spans) and re.fullmatch(r"[ \t-]*", text[sp.end:spans[i + 1].start]) is not None)
+
+
+@lru_cache(maxsize=1)
+def _breeds() -> frozenset[tuple[str, ...]]:
+    from veil.gazetteer import quasi_lines, term_key
+
+    return frozenset(term_key(t) for t in quasi_lines("breeds.txt"))
+
+
+_PET_WORDS = re.compile(r"\b(?:dogs?|cats?|pupp(?:y|ies)|pups?|kittens?|breeds?|pets?|birds?|mix|mixed|part|kennels?|"
+                        r"vets?|parrots?)\b", re.IGNORECASE)
+
+
+def _breed(text: str, sp: Span) -> bool:
+    """A span that is an animal's breed (``veil/data/quasi/breeds.txt``, plural too): a breed of two words
+    ("Golden Retriever") anywhere; one that is also a name ("Shepherd") only where the text talks of pets."""
+    from veil.gazetteer import plural_keys, term_key
+
+    key = term_key(text[sp.start:sp.end])
+    if not key or _TITLE_BEFORE.search(text[max(0, sp.start - 12):sp.start]):
+        return False  # "Mr. Shepherd" is a person, whatever the talk is about
+    after = tuple(w.lower() for w in re.findall(r"[A-Za-z]+", text[sp.end:sp.end + 30])[:2])
+    for n in range(len(key)):  # "part Chow": the everyday words before a breed go with it
+        run = key[n:]
+        if n and not all(everyday(w) for w in key[:n]):
+            break
+        for tail in ((), after[:1], after[:2]):  # "[Golden] Retriever": the tagger read half of it
+            full = run + tail
+            if any(k in _breeds() for k in plural_keys(full)):
+                return len(full) > 1 or full[0] not in person_name_words() or _PET_WORDS.search(text) is not None
+    return False
 
 
 def _kind_words_only(surface: str) -> bool:
