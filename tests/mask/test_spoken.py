@@ -35,6 +35,10 @@ SPELLED = [
     ("the u s a and the f b i", []),
     ("a b", []),
     ("plan b or c", []),
+    # an article before capitals and a pronoun after a comma spell nothing
+    ("My friend had a V W Rabbit,", ["V W"]),
+    ("and I watch so little T V, I did not even know", []),
+    ("my name is s m i t h, i think", ["s m i t h"]),
 ]
 
 

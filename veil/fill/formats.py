@@ -237,8 +237,9 @@ def _ago_value(parts: list[str], rng: random.Random) -> str:
     most = {"day": 6, "week": 4, "month": 11, "year": 12}[unit]
     n = rng.randint(2, most)
     count = str(n) if "d" in parts else _COUNT_WORDS[n - 2]
-    phrase = rng.choice((f"a {unit} ago", f"a couple of {unit}s ago", f"a few {unit}s ago", f"{count} {unit}s ago",
-                         f"{count} {unit}s ago", f"a {unit} and a half ago", f"a {unit} or two ago"))
+    ago = " ago" if "ago" in lits else ""  # "(in) a couple of months": a time to come, said the same way
+    phrase = rng.choice((f"a {unit}{ago}", f"a couple of {unit}s{ago}", f"a few {unit}s{ago}", f"{count} {unit}s{ago}",
+                         f"{count} {unit}s{ago}", f"a {unit} and a half{ago}", f"a {unit} or two{ago}"))
     words = [a for a in parts if a in _WORD_CODES or a in ("l", "L", "n", "d")]
     if len(words) > 1 and words[0] in _WORD_CODES and parts[0] in _WORD_CODES:
         phrase = _time_name(parts[0], rng, _NAMED_TIMES[:7]) + " " + phrase  # "Christmas a year ago"
@@ -291,7 +292,7 @@ def _date_value(parts: list[str], rng: random.Random) -> str:
     relative to now keeps its tense: a duration "ago" stays one (:func:`_ago_value`), "last" / "next" / "this
     past" stay (:func:`_relative_date_value`)."""
     lits = {a[1:-1].lower() for a in parts if a.startswith("{")}
-    if "ago" in lits:
+    if "ago" in lits or (lits & {"couple", "few", "several"} and lits & {u + "s" for u in _DURATION_UNITS}):
         return _ago_value(parts, rng)
     if lits & _RELATIVE:
         return _relative_date_value(parts, rng)

@@ -101,8 +101,14 @@ CASES = [
     ("we went up to Alberta", [("Alberta", "LOC")], [("Alberta", "LOC")]),
     # an organisation's kind word alone names none, unless it ends the name beside it; an amount needs a number
     ("uh, the Credit Union has got a deal now", [("Union", "ORG")], []),
-    ("she applied to the Borough of Southwark Council", [("Southwark", "LOC"), ("Council", "ORG")],
-     [("Southwark", "LOC"), ("Council", "ORG")]),
+    ("she applied to the borough of Southwark council", [("Southwark", "LOC"), ("council", "ORG")],
+     [("Southwark", "LOC"), ("council", "ORG")]),
+    # in cased text a place or organisation runs on over the capitalised words beside it
+    ("it's the same thing in the Soviet Union right now.", [("Union", "LOC")], [("Soviet Union", "LOC")]),
+    ("to sing at the White House at Christmas", [("White", "ORG")], [("White House", "ORG")]),
+    ("Michael Jordan's on Chicago Bulls isn't he", [("Bulls", "ORG")], [("Chicago Bulls", "ORG")]),
+    ("In Colorado it's hot", [("Colorado", "LOC")], [("Colorado", "LOC")]),
+    ("I think Boston and I agree", [("Boston", "LOC")], [("Boston", "LOC")]),
     ("They were fourteen pounds and,", [("pounds", "MONEY")], []),
     # a pet's breed is no one's name, whatever the transcript's capitals; a breed that is a surname only where
     # the talk is of pets, and never after a title

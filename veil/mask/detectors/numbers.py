@@ -276,6 +276,8 @@ class DurationDetector(PatternDetector):
 _CURRENCY_CODES = ("EUR|USD|GBP|CHF|TRY|TRL|YTL|ATS|DEM|FRF|ITL|ESP|NLG|BEF|PLN|SEK|NOK|DKK|ISK|RUB|UAH|"
                    "HUF|CZK|SKK|BGN|RON|HRK|SIT|GRD|CYP|MTL|LTL|LVL|EEK|AMD|AZN|GEL|MDL|RSD|MKD|ALL|BAM|"
                    "JPY|CNY|INR|CAD|AUD")
+#: the codes a speech recogniser writes lower-case after the amount ("liras try"); "all" is the word, not the lek
+_CODES_SAID = "|".join(c for c in _CURRENCY_CODES.split("|") if c != "ALL")
 # "pounds" only as sterling: alone it weighs far more often than it pays ("a hundred pound dog")
 _CURRENCY_WORDS = (r"(?:(?i:new|old)\s+)?(?:(?i:[a-z]+)\s+)?(?i:euros?|dollars?|pounds?\s+sterling|"
                    r"liras?|lire|marks?|schillings?|francs?|zlotys?|kronor|kroner|kronur|kronas?|roubles?|"
@@ -296,7 +298,7 @@ class MoneyDetector(PatternDetector):
     PATTERNS = (
         (_APPROX + r"(?:[$€£¥]\s?|\b(?:" + _CURRENCY_CODES + r")\s?)\d[\d,.]{0,30}\d?\b", 0.7),
         (_APPROX + r"\b" + _AMOUNT + r"\s*(?:\b(?:" + _CURRENCY_CODES + r")\b|" + _CURRENCY_WORDS + r"\b)"
-         r"(?:\s*\((?:" + _CURRENCY_CODES + r")\)|\s+(?i:" + _CURRENCY_CODES + r")\b)?", 0.7),
+         r"(?:\s*\((?:" + _CURRENCY_CODES + r")\)|\s+(?-i:" + _CURRENCY_CODES + r")\b|\s+(?i:" + _CODES_SAID + r")\b)?", 0.7),
     )
 
     def __init__(self) -> None:

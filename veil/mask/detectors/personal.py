@@ -131,7 +131,7 @@ class LifeEventDateDetector(Detector):
         r"\b(?:in|since|until|by|last|next|this)\s+(?P<hit>(?:early\s+|late\s+|mid\s+)?(?:january|february|march|april|"
         r"june|july|august|september|october|november|december))\b",
         # "in a couple of weeks", "in a few months": what is coming ("I get married in a couple of weeks")
-        r"\b(?P<hit>in\s+(?:a\s+couple(?:\s+of)?|a\s+few|" + _NUM + r")\s+(?:weeks|months))\b",
+        r"\bin\s+(?P<hit>(?:a\s+couple(?:\s+of)?|a\s+few|" + _NUM + r")\s+(?:weeks|months))\b",
         # a year of one's life, two-digit as people say it: "bought one in eighty-nine", "in ninety."
         r"\b(?:in|since|until|from|of|back\s+in)\s+(?P<hit>(?:" + _YEAR4 + r"|" + _YEAR2 + r")"
         r"(?:(?:\s*,\s*|\s+)(?:and\s+|or\s+)?(?:" + _YEAR4 + r"|" + _YEAR2 + r"))*"

@@ -73,6 +73,12 @@ class SpelledNameDetector(Detector):
         for m in _SPELL_RE.finditer(text):
             letters, cut = _letters(m.group())
             run = m.group()[:cut]
+            pronoun = re.search(r",\s*[Ii]$", run)
+            if pronoun and re.match(r"\s+(?:think|mean|guess|know|don't|do|did|was|am|have|had|can|could|will|would|"
+                                    r"just|said|say|said|thought|really|never|also)\b" if run[-1] == "i" else r"\s+[a-z]",
+                                    text[m.start() + cut:]):
+                # "T V, I did not": the last "I" says who, it spells nothing
+                cut, run, letters = pronoun.start(), run[:pronoun.start()], letters[:-1]
             explicit = " as in " in run.lower() or " like in " in run.lower() or " for " in run.lower()
             start, end = m.start(), m.start() + cut
             # "a C N N", "I R A s": an acronym after the article or the pronoun, maybe plural
@@ -83,6 +89,8 @@ class SpelledNameDetector(Detector):
                 continue
             if text[end - 1] == "." and not re.search(r"\.\s*" + _LETTER + r"\.$", run):
                 end -= 1  # a sentence's full stop after plain letters
+            if re.match(r"[ai]\s+[A-Z](?![\w'’])", run) and run[2:].strip().isupper():
+                start += 2  # "a V W Rabbit": the article before capitals is a word of its own
             bounds = (start, end)
             start, end = self._with_spelled_word(text, start, end, letters)
             # three letters that spell no word beside them, with no talk of spelling, are an acronym ("S A E",

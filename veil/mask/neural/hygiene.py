@@ -235,6 +235,30 @@ def _rest_of_cased_name(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+_TITLE_WORD_NEXT = re.compile(r"[ \t]([A-Z][a-z'’-]*[a-z])(?![\w'’-])")
+_TITLE_WORD_PREV = re.compile(r"(?<![\w'’-])([A-Z][a-z'’-]*[a-z])[ \t]$")
+
+
+def _rest_of_cased_entity(text: str, start: int, end: int) -> tuple[int, int]:
+    """In cased text a place, organisation or other name runs on over the capitalised words right beside it
+    (at most two a side; not "I", a greeting or function word, nor a sentence's first everyday word): the
+    tagger's "Soviet [Union]", "the [White] House", "Chicago [Bulls]" are one name."""
+    if not text[start:start + 1].isupper() or text[start:end].isupper():
+        return start, end
+    for _ in range(2):
+        m = _TITLE_WORD_NEXT.match(text, end)
+        if m is None or m.group(1).lower() in _EDGE_ALL:
+            break
+        end = m.end(1)
+    for _ in range(2):
+        m = _TITLE_WORD_PREV.search(text, 0, start)
+        if m is None or m.group(1).lower() in _EDGE_ALL or \
+                (_sentence_start(text, m.start(1)) and everyday(m.group(1).lower())):
+            break
+        start = m.start(1)
+    return start, end
+
+
 def _digits_in(surface: str) -> int:
     words = re.findall(r"\d|[a-z]+", surface.lower())
     return sum(1 for w in words if w.isdigit() or w in _DIGIT_WORDS)
@@ -418,6 +442,10 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
         if sp.label == "PER":
             e = _rest_of_titled_name(text, s, e)
             s, e = _rest_of_cased_name(text, s, e)
+        if sp.label in ("ORG", "LOC", "MISC") and not (sp.label == "ORG" and _kind_words_only(text[s:e])):
+            s, e = _rest_of_cased_entity(text, s, e)
+            while out and s <= out[-1].start and out[-1].end <= e:
+                out.pop()  # a word of the name, read as something else ("[Meech] Lake Accord")
         if sp.label in ("PER", "ORG", "LOC", "MISC") and e - s > 3 and text[e - 2:e] in ("'s", "’s"):
             e -= 2  # "[Ford]'s got", "[Sally]'s car": the possessive (or "is") stays, its substitute takes it
         between = text[out[-1].end:s] if out and out[-1].end <= s else ""
