@@ -58,7 +58,8 @@ PRESIDIO_LABELS = {"PERSON": "PERSON_NAME", "STREET_ADDRESS": "STREET_ADDRESS", 
                    "PHONE_NUMBER": "PHONE_NUMBER", "AGE": "AGE", "EMAIL_ADDRESS": "EMAIL_ADDRESS", "NRP": "GROUP",
                    "ZIP_CODE": "ZIP_CODE", "US_SSN": "US_SOCIAL_SECURITY_NUMBER", "IP_ADDRESS": "IP_ADDRESS"}
 SWITCHBOARD_LABELS = {"PERSON": "PERSON_NAME", "LOCATION": "LOCATION", "ORGANIZATION": "ORGANIZATION_NAME",
-                      "DATE_TIME": "DATE", "AGE": "AGE", "MONEY": "MONEY", "NUMBER": "NUMBER"}
+                      "DATE_TIME": "DATE", "AGE": "AGE", "MONEY": "MONEY", "NUMBER": "NUMBER",
+                      "OCCUPATION": "OCCUPATION", "DEMOGRAPHIC": "DEMOGRAPHIC"}
 TYPE_OF = {"PERSON_NAME": "person", "LOCATION": "place", "ORGANIZATION_NAME": "organisation",
            "STREET_ADDRESS": "address"}
 
@@ -193,6 +194,8 @@ class Validator:
         if re.search(r"\d", orig):  # a street address typed as a place
             return self.address(orig, sub)
         name = " ".join(sub.split()).strip(" ,.").lower()
+        if re.fullmatch(r"(?:[A-Za-z][ .]*){2,3}", orig.strip()):  # a place said letter by letter ("U S")
+            name = re.sub(r"[ .]", "", name)
         if name not in self.places and not (name.startswith("the ") and name[4:] in self.places):
             return False
         want = place_kind(orig)
@@ -215,6 +218,8 @@ class Validator:
 
         if label == "DATE" and re.search(r"[A-Za-z]{2}", orig):
             return self.spoken_date(orig, sub)
+        if label in ("OCCUPATION", "DEMOGRAPHIC"):
+            return self.quasi(label, sub)
         if label in SHAPED_LABELS and shape_of(label, orig) != shape_of(label, sub):
             return False
         if label == "CREDIT_CARD_NUMBER":
@@ -248,6 +253,17 @@ class Validator:
         if ("ago" in said) != ("ago" in words):
             return False
         return all(r in words for r in ("last", "next", "this", "past") if r in said)
+
+    @staticmethod
+    def quasi(label: str, sub: str) -> bool:
+        """An occupation is a job title or field of work, a demographic value a health condition, nationality,
+        religion or group: on the public lists (the fill's lists are these lists; what it checks is that the
+        draw is a value of the label's kinds, not a word such as "represent")."""
+        from veil.gazetteer import field_terms, group_terms, health_terms, occupation_terms, plural_keys, term_key
+
+        key = term_key(sub)
+        kinds = (occupation_terms(), field_terms()) if label == "OCCUPATION" else (health_terms(), group_terms())
+        return bool(key) and any(k in terms for k in plural_keys(key) for terms in kinds)
 
     def check(self, label: str, orig: str, sub: str) -> bool:
         kind = TYPE_OF.get(label)

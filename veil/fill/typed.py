@@ -128,6 +128,10 @@ def _quasi_pool(kind: str) -> tuple[str, ...]:
         terms = [t.lower() for t in nationalities()]
     else:
         terms = [t.lower() for t in nationalities()] + quasi_lines("religions.txt")
+    if kind in ("job", "jobs"):  # the detector's job titles: not an everyday word such as "model"
+        from veil.gazetteer import occupation_terms, term_key
+
+        terms = [t for t in terms if term_key(t) in occupation_terms()]
     return tuple(sorted({t for t in terms if all(len(w) > 1 for w in re.split(r"[ -]", t))}))
 
 
