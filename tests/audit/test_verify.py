@@ -51,6 +51,10 @@ def test_short_values_are_skipped_and_keys_deduplicated():
     assert TextIndex("Straße 5").joined == canonical("Straße 5") == "strasse5"
 
 
+def test_a_title_kept_by_the_fill_is_no_part_of_a_name():
+    assert value_keys("Governor Mario", "PERSON_NAME") == [("governormario", "text"), ("mario", "part")]
+
+
 def _mask_and_fill(tmp_path):
     masked, filled = tmp_path / "masked.jsonl", tmp_path / "filled.jsonl"
     assert main(["mask", str(EXAMPLES), "-o", str(masked), "-q"]) == 0

@@ -80,9 +80,13 @@ def value_keys(value: str, label: str = "") -> list[tuple[str, str]]:
     if len(words) > 1:  # a name's word, or a rare word of a longer value, alone ("Lopez" of "Maria Lopez")
         from wordfreq import zipf_frequency
 
+        from veil.gazetteer import NAME_SUFFIXES, TITLES
+
         for w in words:
             if len(w) < 3 or w.isdigit() or any(w == x for x, _ in keys):
                 continue
+            if label in NAME_LABELS and (w in TITLES or w in NAME_SUFFIXES):
+                continue  # "Governor" of "Governor Mario": the fill keeps a title, it names no one
             if label in NAME_LABELS or zipf_frequency(w, "en") < RARE_ZIPF:
                 keys.append((w, "part"))
     return keys
