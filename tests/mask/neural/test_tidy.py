@@ -102,7 +102,11 @@ CASES = [
     # an organisation's kind word alone names none, unless it ends the name beside it; an amount needs a number
     ("uh, the Credit Union has got a deal now", [("Union", "ORG")], []),
     ("she applied to the borough of Southwark council", [("Southwark", "LOC"), ("council", "ORG")],
-     [("Southwark", "LOC"), ("council", "ORG")]),
+     [("Southwark council", "LOC")]),
+    # names of different types right beside each other are one name read in two (a person's stays a person's)
+    ("as far as the uh san francisco giants", [("san", "ORG"), ("francisco giants", "LOC")],
+     [("san francisco giants", "ORG")]),
+    ("we saw the billy crystal movie", [("billy", "ORG"), ("crystal", "PER")], [("billy crystal", "PER")]),
     # in cased text a place or organisation runs on over the capitalised words beside it
     ("it's the same thing in the Soviet Union right now.", [("Union", "LOC")], [("Soviet Union", "LOC")]),
     ("to sing at the White House at Christmas", [("White", "ORG")], [("White House", "ORG")]),

@@ -458,6 +458,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
     out = _organisations(text, out)
     if written:
         out = _institutions(text, out)
+    if not written:  # (a document's long names are found again elsewhere by their parts: propagation)
+        out = _one_name(text, out)
     out = [sp for i, sp in enumerate(out) if sp.label != "ORG" or not _kind_words_only(text[sp.start:sp.end])
            or _touches(text, out, i)]
     # one everyday word alone is no name ("watermelon", "crayons"); beside another name it may be part of it
@@ -589,6 +591,27 @@ def _capitalised_name(text: str, sp: Span) -> bool:
 
 
 _CAPITALISED_WORD_BEFORE = re.compile(r"(?<![\w'’-])([A-Z][\w'’-]*)[ \t]+$")
+
+
+def _one_name(text: str, spans: list[Span]) -> list[Span]:
+    """Names of different types right beside each other are one name read in two ("san" as an organisation,
+    "francisco" as a place): one span, so no part of it is filled apart; a person where one part was read as
+    a person, else the surer reading, MISC last."""
+    out: list[Span] = []
+    for sp in spans:
+        prev = out[-1] if out else None
+        if prev is not None and prev.label != sp.label and {prev.label, sp.label} <= _NAME_LABELS and \
+                prev.end <= sp.start and re.fullmatch(r"[ \t-]+", text[prev.end:sp.start]):
+            # a person's name stays one (its parts are masked elsewhere too), a MISC reading gives way
+            rank = {"PER": 3, "ORG": 2, "LOC": 2, "MISC": 1}
+            best = max((prev, sp), key=lambda x: (rank[x.label], x.score))
+            out[-1] = Span(prev.start, sp.end, best.label, best.source, max(prev.score, sp.score))
+            continue
+        out.append(sp)
+    return out
+
+
+_NAME_LABELS = frozenset({"PER", "ORG", "LOC", "MISC"})
 
 
 def _touches(text: str, spans: list[Span], i: int) -> bool:
