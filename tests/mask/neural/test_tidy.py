@@ -107,6 +107,13 @@ CASES = [
     ("as far as the uh san francisco giants", [("san", "ORG"), ("francisco giants", "LOC")],
      [("san francisco giants", "ORG")]),
     ("we saw the billy crystal movie", [("billy", "ORG"), ("crystal", "PER")], [("billy crystal", "PER")]),
+    # a lower-case word read as a person after an article is a thing, unless it is on the name lists
+    ("gave fred a poke in the snoot", [("fred", "PER"), ("snoot", "PER")], [("fred", "PER")]),
+    ("i have probably done some hyacinths", [("hyacinths", "PER")], []),
+    ("and i was scared to drive that big rig", [("rig", "PER")], []),
+    ("i met a john smith once", [("john smith", "PER")], [("john smith", "PER")]),
+    ("we visited the johnsons", [("johnsons", "PER")], [("johnsons", "PER")]),
+    ("it was the Smiths", [("Smiths", "PER")], [("Smiths", "PER")]),
     # in cased text a place or organisation runs on over the capitalised words beside it
     ("it's the same thing in the Soviet Union right now.", [("Union", "LOC")], [("Soviet Union", "LOC")]),
     ("to sing at the White House at Christmas", [("White", "ORG")], [("White House", "ORG")]),

@@ -468,6 +468,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
     for i, sp in enumerate(out):
         if sp.label in ("PER", "ORG", "LOC", "MISC") and _breed(text, sp):
             continue  # "a Golden Retriever", "part Collie": a pet's breed, no one's name
+        if sp.label == "PER" and not written and _thing_not_person(text, sp):
+            continue  # "looks like a [lily]", "that big [van]": a thing with its article, no one's name
         word = text[sp.start:sp.end].lower().strip(".'’")
         if (sp.label in ("PER", "ORG") or (sp.label in ("MISC", "LOC") and not written)) and " " not in word and \
                 word not in _REGIONS and (everyday(word) or sp.label in ("MISC", "LOC") and _everyday_no_place(word)) \
@@ -650,6 +652,27 @@ def _breed(text: str, sp: Span) -> bool:
             if any(k in _breeds() for k in plural_keys(full)):
                 return len(full) > 1 or full[0] not in person_name_words() or _PET_WORDS.search(text) is not None
     return False
+
+
+_DETERMINER_BEFORE = re.compile(r"(?<![\w'’-])(?:a|an|the|that|this|these|those|some|any|our|your|their)\s+"
+                                r"(?:([a-z][a-z'’-]*)\s+)?$")
+
+
+def _thing_not_person(text: str, sp: Span) -> bool:
+    """A lower-case word read as a person right after an article or determiner, or after one with one
+    everyday word between ("the snoot", "a dutch iris", "have some creosote"), is a thing, unless a word of it
+    is on the name lists ("a john smith", "the johnsons" stay masked)."""
+    surface = text[sp.start:sp.end]
+    if not surface.islower():
+        return False
+    m = _DETERMINER_BEFORE.search(text, max(0, sp.start - 40), sp.start)
+    if m is None:
+        return False
+    names = person_name_words()
+    words = [w[:-2] if w.endswith(("'s", "’s")) else w for w in surface.split()]
+    if any(w in names or (w.endswith("s") and w[:-1] in names) for w in words):
+        return False  # a name on the lists stays masked ("a john smith", "the johnsons"): privacy first
+    return m.group(1) is None or everyday(m.group(1))
 
 
 def _kind_words_only(surface: str) -> bool:
