@@ -28,6 +28,9 @@ _CONTEXT = ("card number numbers no zip postcode postal code phone cell mobile t
 _HONORIFICS = "mr mrs ms miss mx dr doctor prof professor sir madam rev reverend"
 #: words a span never starts or ends with, per type (a date keeps "last", an age "a couple")
 _EDGE_ALL = frozenset((_GREETINGS + " " + _FUNCTION).split())
+#: adverbs speech puts right after a name ("i met a john smith [once]"): no name ends with one
+_ADVERBS_AFTER = re.compile(r"(?:\s+(?:once|twice|again|now|then|anymore|anyway|though|yesterday|today|tonight|"
+                            r"already|still|ever))+$", re.IGNORECASE)
 _EDGE_NAMES = _EDGE_ALL | frozenset((_CONTEXT + " " + _HONORIFICS).split())
 _EDGE_WORDS = {"PER": _EDGE_NAMES, "ORG": _EDGE_NAMES, "LOC": _EDGE_NAMES | {"area", "state", "region"},
                "MISC": _EDGE_NAMES,
@@ -405,6 +408,8 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
         s, e = _trim(text, sp.start, sp.end, _EDGE_WORDS.get(sp.label, _EDGE_ALL))
         if not written and sp.label in ("PER", "ORG", "LOC", "MISC"):
             s, e = _without_fragments(text, s, e)
+        if sp.label in ("PER", "ORG", "LOC", "MISC") and (adverb := _ADVERBS_AFTER.search(text, s, e)):
+            e = adverb.start()
         if sp.label == "DATE" and s < e:
             s, e = _whole_duration(text, s, e)
             if text[s:e].lower() == "ago" or _MOMENTS_AGO.search(text[s:e]):
