@@ -110,9 +110,12 @@ CASES = [
     # a lower-case word read as a person after an article is a thing, unless it is on the name lists
     ("gave fred a poke in the snoot", [("fred", "PER"), ("snoot", "PER")], [("fred", "PER")]),
     ("i have probably done some hyacinths", [("hyacinths", "PER")], []),
-    ("and i was scared to drive that big rig", [("rig", "PER")], []),
+    ("and i was scared to drive the rig", [("rig", "PER")], []),
+    ("she stated that trifonov was the genius", [("trifonov", "PER")], [("trifonov", "PER")]),  # "that" joins
+    ("the daddarios are so beautiful", [("daddarios", "PER")], [("daddarios", "PER")]),
     ("i met a john smith once", [("john smith once", "PER")], [("john smith", "PER")]),  # no name ends in an adverb
     ("we visited the johnsons", [("johnsons", "PER")], [("johnsons", "PER")]),
+    ("have you been to a yefimov concert", [("yefimov", "PER")], [("yefimov", "PER")]),  # a noun after it
     ("it was the Smiths", [("Smiths", "PER")], [("Smiths", "PER")]),
     # in cased text a place or organisation runs on over the capitalised words beside it
     ("it's the same thing in the Soviet Union right now.", [("Union", "LOC")], [("Soviet Union", "LOC")]),

@@ -659,14 +659,14 @@ def _breed(text: str, sp: Span) -> bool:
     return False
 
 
-_DETERMINER_BEFORE = re.compile(r"(?<![\w'’-])(?:a|an|the|that|this|these|those|some|any|our|your|their)\s+"
-                                r"(?:([a-z][a-z'’-]*)\s+)?$")
+_DETERMINER_BEFORE = re.compile(r"(?<![\w'’-])(a|an|the|some|any)\s+$")
 
 
 def _thing_not_person(text: str, sp: Span) -> bool:
-    """A lower-case word read as a person right after an article or determiner, or after one with one
-    everyday word between ("the snoot", "a dutch iris", "have some creosote"), is a thing, unless a word of it
-    is on the name lists ("a john smith", "the johnsons" stay masked)."""
+    """A lower-case word read as a person right after "a", "an", "the", "some" or "any" ("the snoot", "have
+    some creosote", "a sonogram"), followed by nothing or a function word, is a thing; a word of it on the name
+    lists ("a john smith"), a noun after it ("a yefimov concert") or a plural after "the" ("the daddarios")
+    keeps it masked. ("that" is a conjunction as often: "stated that trifonov was".)"""
     surface = text[sp.start:sp.end]
     if not surface.islower():
         return False
@@ -677,7 +677,10 @@ def _thing_not_person(text: str, sp: Span) -> bool:
     words = [w[:-2] if w.endswith(("'s", "’s")) else w for w in surface.split()]
     if any(w in names or (w.endswith("s") and w[:-1] in names) for w in words):
         return False  # a name on the lists stays masked ("a john smith", "the johnsons"): privacy first
-    return m.group(1) is None or everyday(m.group(1))
+    nxt = re.match(r"[\s,.;:!?]*([a-z'’]+)?", text[sp.end:])
+    if nxt is not None and nxt.group(1) is not None and nxt.group(1) not in _EDGE_ALL:
+        return False  # "a yefimov concert": a name said of a thing, the thing after it
+    return not (m.group(1) == "the" and words[-1].endswith("s"))  # "the daddarios": a family, maybe
 
 
 def _kind_words_only(surface: str) -> bool:
