@@ -38,7 +38,8 @@ ACRONYMS = frozenset("""usa uk fbi cia atm dvd cnn nba nfl abc nbc cbs ibm ups i
  phd vcr cpa mba mfa bbc fda epa nasa aids hiv ira iras rv suv gmc bmw cd cds abs ac dc nyc cpr gpa ged rn emt ssn
  vip pta ymca aarp eds nfc afc mtv espn hbo pbs npr rca jfk""".split())
 # words that may sit between a name and its spelling ("smith that's s m i t h")
-_SPELL_CUE = re.compile(r"\bspel(?:l|ls|led|lt|ling)\b|\bletters?\b|\binitials?\b", re.IGNORECASE)
+#: talk of spelling: letters said one by one there spell a name ("it's spelled K I M")
+SPELL_CUE = re.compile(r"\bspel(?:l|ls|led|lt|ling)\b|\bletters?\b|\binitials?\b", re.IGNORECASE)
 _BRIDGE = frozenset("that's thats that is it's its spelled spelt spelling like as uh um er yes yeah so".split())
 _WORD_RE = re.compile(r"[\w'’-]+")
 
@@ -75,7 +76,7 @@ class SpelledNameDetector(Detector):
             run = m.group()[:cut]
             pronoun = re.search(r",\s*[Ii]$", run)
             if pronoun and re.match(r"\s+(?:think|mean|guess|know|don't|do|did|was|am|have|had|can|could|will|would|"
-                                    r"just|said|say|said|thought|really|never|also)\b" if run[-1] == "i" else r"\s+[a-z]",
+                                    r"just|said|say|thought|really|never|also)\b" if run[-1] == "i" else r"\s+[a-z]",
                                     text[m.start() + cut:]):
                 # "T V, I did not": the last "I" says who, it spells nothing
                 cut, run, letters = pronoun.start(), run[:pronoun.start()], letters[:-1]
@@ -95,7 +96,7 @@ class SpelledNameDetector(Detector):
             start, end = self._with_spelled_word(text, start, end, letters)
             # three letters that spell no word beside them, with no talk of spelling, are an acronym ("S A E",
             # "A T I"): a company or a standard; a name of three letters is spelled as one ("Bob, B O B")
-            acronym = len(letters) <= 3 and not explicit and (start, end) == bounds and not _SPELL_CUE.search(text)
+            acronym = len(letters) <= 3 and not explicit and (start, end) == bounds and not SPELL_CUE.search(text)
             yield Span(start, end, "ORGANIZATION_NAME" if acronym else self.label, source, 0.85)
         for m in _UNDERSCORED_RE.finditer(text):  # "S_M_I_T_H": letters joined by underscores, as in an identifier
             letters = m.group().replace("_", "").lower()

@@ -401,6 +401,7 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
     - in conversation a word the transcript cut short ("ery" faint, "alking", "ha-") is no name, nor part of one.
     """
     from veil.mask.detectors.base import is_written
+    from veil.mask.detectors.spoken import SPELL_CUE
 
     written = is_written(text) if written is None else written
     out: list[Span] = []
@@ -431,7 +432,7 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
             if sp.label in ("PER", "ORG", "MISC") and "".join(text[s:e].split()).upper() in _PLACE_ACRONYMS:
                 sp = Span(s, e, "LOC", sp.source, sp.score)  # "D C", "U S": a place
             elif sp.label == "PER" and 3 <= e - s <= 5 and not _TITLE_BEFORE.search(text[max(0, s - 12):s]) and \
-                    not _SPELL_CUE.search(text):
+                    not SPELL_CUE.search(text):
                 sp = Span(s, e, "ORG", sp.source, sp.score)  # "C N N", "T I", "G M": a company, no one's initials
         if s >= e or not any(c.isalnum() for c in text[s:e]) or not valid(sp.label, text[s:e]):
             continue
@@ -504,8 +505,6 @@ def _without_fragments(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 _LOWER_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-#: talk of spelling: letters said one by one there spell a name ("it's spelled K I M")
-_SPELL_CUE = re.compile(r"\bspel(?:l|ls|led|lt|ling)\b|\bletters?\b|\binitials?\b", re.IGNORECASE)
 #: places said letter by letter
 _PLACE_ACRONYMS = frozenset("US USA UK DC LA NY NYC SF USSR UAE EU".split())
 
