@@ -390,9 +390,17 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
       preceding "in" / "since" ("in eighty-nine"); a date said as a duration and "ago" is all of it ("a year
       or [two ago]" -> "[a year or two ago]"), and none when it is minutes or hours ago;
     - a person's name has a word that is on the name lists, an initial or no very common word ("as [far as]");
-      a name's possessive "'s" stays outside it ("[Ford]'s got");
-      two or three letters said one by one are an organisation ("C N N", "T I") or a place ("D C"), not a
-      person's initials; a job title that is no name is an occupation ("who's a [beautician]");
+      a name's possessive "'s" stays outside it ("[Ford]'s got"), and so does an adverb after it ("[john
+      smith] once"); two or three letters said one by one are an organisation ("C N N", "T I") or a place
+      ("D C"), not a person's initials, unless the talk is of spelling; a job title that is no name is an
+      occupation ("who's a [beautician]");
+    - in cased text a place, organisation or other name runs on over the capitalised words beside it
+      ("Soviet [Union]", "Chicago [Bulls]"); in conversation names of different types right beside each
+      other are one ("san" + "francisco giants");
+    - an organisation's kind word alone is none ("the Credit [Union]") unless a span stands beside it; a pet's
+      breed is no name ("a Golden Retriever", ``veil/data/quasi/breeds.txt``); in conversation a lower-case
+      word read as a person right after "a" / "the" / "some", with nothing or a function word after it and
+      on no name list, is a thing ("the [snoot]");
     - a name ending with an organisation's kind word ("Bank", "Elementary", "Inc") is one organisation,
       whatever the tagger read in its words ("Northwind" + "Bank", "Lincoln" + "Elementary");
     - in written documents an institution's name runs over "of" ("House of [Lords]", "[Beyoğlu Civil Court] of
