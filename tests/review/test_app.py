@@ -119,3 +119,71 @@ def test_no_text_reaches_a_log(corpus, caplog):
     assert "took the lock" in server_side  # the capture works (the output lock's debug line)
     for word in ("Dunder", "Rachel", "Mark", "mk21", "555-0199", "Nothing personal", TOKEN):
         assert word not in server_side
+
+
+BAD_DECISIONS = [
+    ({"action": "missed", "start": -1000000, "end": 4, "label": "PERSON_NAME"}, "start and end"),
+    ({"action": "missed", "start": 0, "end": 10 ** 9, "label": "PERSON_NAME"}, "start and end"),
+    ({"action": "missed", "start": 0.5, "end": 4, "label": "PERSON_NAME"}, "integer 'start'"),
+    ({"action": "missed", "start": "0", "end": 4, "label": "PERSON_NAME"}, "integer 'start'"),
+    ({"action": "missed", "start": True, "end": 4, "label": "PERSON_NAME"}, "integer 'start'"),
+    ({"action": "missed", "end": 4, "label": "PERSON_NAME"}, "integer 'start'"),
+    ({"action": "missed", "start": 0, "end": 6, "label": ["PERSON_NAME"]}, "type"),
+    ({"action": "missed", "start": 0, "end": 6, "label": "PERSON_NAME", "itype": 3}, "identifier type"),
+    ({"action": "missed", "start": 0, "end": 6, "label": "PERSON_NAME", "partial": "yes"}, "'partial'"),
+    ({"action": "undo", "target": "abc"}, "integer 'target'"),
+    ({"action": "undo", "target": 99}, "not in force"),
+    ({"action": "done", "value": "false"}, "'value' must be true or false"),
+    ({"action": "done", "value": 0}, "'value' must be true or false"),
+    ({"action": "reject"}, "integer 'ph'"),
+    ({"action": "reject", "ph": 1e3}, "integer 'ph'"),
+    ({"action": ["missed"]}, "needs an action"),
+    ({}, "needs an action"),
+]
+
+
+@pytest.mark.parametrize("body, why", BAD_DECISIONS)
+def test_malformed_decisions_are_400_with_one_line(client, session, body, why, capfd):
+    before = session.path.read_bytes()
+    r = client.post("/api/doc/0", headers=H, json=body)
+    assert r.status_code == 400, r.text
+    assert why in r.json()["error"] and "\n" not in r.json()["error"]
+    assert session.path.read_bytes() == before  # nothing written
+    assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("raw, status", [
+    (b'{"action": "missed", "start": 1e400, "end": 4, "label": "PERSON_NAME"}', 400),  # inf: not an integer
+    (b'{"action": "missed", "start": NaN, "end": 4}', 400),
+    (b"[" * 100_000 + b"]" * 100_000, 413),
+    (b"[" * 5000 + b"]" * 5000, 400),  # deep nesting, small enough to be read
+    (b'{"action": "done", "value": true, "x": "' + b"a" * 20000 + b'"}', 413),
+    (b'{"action": "undo", "target": ' + b"9" * 5000 + b"}", 400),  # past Python's integer digit limit
+    (b"\xff\xfe", 400),
+    (b"[1, 2]", 400),
+])
+def test_bodies_that_are_not_decisions(client, session, raw, status, capfd):
+    before = session.path.read_bytes()
+    r = client.post("/api/doc/0", headers={**H, "Content-Type": "application/json"}, content=raw)
+    assert r.status_code == status, r.text
+    assert "\n" not in r.json()["error"]
+    assert session.path.read_bytes() == before
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_bug_is_a_500_naming_its_type_only(client, session, monkeypatch, caplog):
+    def broken(index, req):
+        raise KeyError("Rachel Green")
+    monkeypatch.setattr(session, "decide", broken)
+    r = client.post("/api/doc/0", headers=H, json={"action": "done", "value": True})
+    assert r.status_code == 500 and "KeyError" in r.json()["error"] and "Rachel" not in r.text
+    assert "Rachel" not in caplog.text and "KeyError" in caplog.text
+    assert client.get("/api/doc/" + "9" * 5000, headers=H).status_code in (400, 404, 500)  # no traceback either
+
+
+def test_the_value_false_as_a_string_does_not_mark_done(client, session):
+    client.post("/api/doc/0", headers=H, json={"action": "done", "value": "false"})
+    assert not session.view(0)["done"]
+    client.post("/api/doc/0", headers=H, json={"action": "done", "value": True})
+    client.post("/api/doc/0", headers=H, json={"action": "done", "value": False})
+    assert not session.view(0)["done"]

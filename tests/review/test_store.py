@@ -1,4 +1,6 @@
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -52,12 +54,69 @@ def test_another_sample_or_masked_file_is_refused(tmp_path):
             pass
 
 
-def test_a_second_writer_is_refused(tmp_path):
+def test_a_second_writer_is_refused_under_any_name(tmp_path, monkeypatch):
     path = tmp_path / "r.jsonl"
     with ReviewStore(path, HEADER):
-        with pytest.raises(VeilError, match="being written"):
-            with ReviewStore(path, HEADER):
-                pass
+        pass
+    os.link(path, tmp_path / "hard.jsonl")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    with ReviewStore(path, HEADER) as first:
+        first.append({"doc": "a", "action": "done", "value": True})
+        for other in (path, tmp_path / "hard.jsonl", Path("../r.jsonl"), Path("../sub/../r.jsonl")):
+            with pytest.raises(VeilError, match="open in another veil review") as e:
+                with ReviewStore(other, HEADER):
+                    pass
+            assert "\n" not in str(e.value)
+        first.append({"doc": "a", "action": "done", "value": False})
+    assert [d["n"] for d in read_review_file(path)[1]] == [1, 2]
+
+
+def test_links_are_refused_never_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "dangling.jsonl").symlink_to(outside / "planted.jsonl")
+    with pytest.raises(VeilError, match="symbolic link"):
+        with ReviewStore(tmp_path / "dangling.jsonl", HEADER):
+            pass
+    assert not (outside / "planted.jsonl").exists()
+    with ReviewStore(tmp_path / "r.jsonl", HEADER):
+        pass
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "r.jsonl")
+    with pytest.raises(VeilError, match="symbolic link"):
+        with ReviewStore(tmp_path / "link.jsonl", HEADER):
+            pass
+
+
+def test_numbers_never_repeat_and_one_undo_cancels_one_decision(tmp_path):
+    path = tmp_path / "r.jsonl"
+    with ReviewStore(path, HEADER) as s:
+        s.append({"doc": "a", "action": "reject", "ph": 0, "key": "K"})
+    with open(path, "a") as f:  # what two servers sharing one file used to write: number 1 twice
+        f.write(json.dumps({"n": 1, "doc": "a", "action": "reject", "ph": 1, "key": "K"}) + "\n")
+    with ReviewStore(path, HEADER) as s:
+        rec = s.append({"doc": "a", "action": "undo", "target": 1})
+        assert rec["n"] == 2
+        st = s.state()["a"]
+    assert st.rejected == {0: 1}  # the latest decision 1 is undone, not both
+
+
+@pytest.mark.parametrize("line, why", [
+    ({"n": 1, "doc": "a", "action": "missed", "start": 0.5, "end": 4, "text": "J", "label": "X", "itype": "DIRECT"},
+     "bad start"),
+    ({"n": 1, "doc": "a", "action": "done", "value": "false"}, "bad value"),
+    ({"n": 1, "doc": "a", "action": "undo", "target": "abc"}, "bad target"),
+    ({"n": "1", "doc": "a", "action": "done", "value": True}, "not a review decision"),
+    ({"n": 1, "doc": 5, "action": "done", "value": True}, "not a review decision"),
+])
+def test_a_file_with_bad_values_is_refused_with_its_line(tmp_path, line, why):
+    path = tmp_path / "r.jsonl"
+    with ReviewStore(path, HEADER):
+        pass
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")
+    with pytest.raises(InputError, match=f"r.jsonl:2: .*{why}"):
+        read_review_file(path)
 
 
 def test_bad_lines_are_located(tmp_path):

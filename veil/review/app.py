@@ -6,21 +6,33 @@ text travels only in response bodies: URLs carry document numbers, the server lo
 CLI turns uvicorn's access log off) and errors name offsets, never text. Responses are ``no-store``,
 send no referrer (the token is in the page URL) and may not be framed.
 
-Routes: ``GET /`` the page; ``GET /api/summary`` progress and the document list; ``GET /api/doc/N``
-one document; ``POST /api/doc/N`` one decision (JSON, see :meth:`ReviewSession.decide`), answered
-with the document after it, once the review file holds it.
+Routes: ``GET /`` the page; ``GET /api/summary`` progress, the document list and the pages (a page is
+one document, or with a group field one call); ``GET /api/page/P`` one page's documents; ``GET
+/api/doc/N`` one document; ``POST /api/doc/N`` one decision (JSON, see :meth:`ReviewSession.decide`),
+answered with the document after it, once the review file holds it.
+
+A request the server cannot take is answered with a one-line error, never a traceback on the
+server's console: a body over :data:`MAX_BODY` bytes is a 413; one that is not a JSON object (deep
+nesting included) or holds a bad value is a 400; anything else unforeseen is a 500 that names only
+the exception's type (its message could quote a document).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from importlib import resources
 from typing import Any
 
 from veil.errors import VeilError
 
+log = logging.getLogger(__name__)
+
 TOKEN_HEADER = "X-Veil-Token"
+#: the largest decision body taken (a decision is a few short fields: the text of a missed piece is read
+#: from the document, not sent)
+MAX_BODY = 16384
 _HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
             "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "default-src 'self'; style-src 'self'; script-src 'self'; "
@@ -75,6 +87,24 @@ def create_app(session: Any, token: str) -> Any:
             return denied()
         return reply(session.summary())
 
+    async def body_of(request: Request) -> Any:
+        """The request's JSON object, or an error response (too large, not JSON, not an object)."""
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY:
+            return reply({"error": f"the decision is larger than {MAX_BODY} bytes"}, 413)
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY:
+                return reply({"error": f"the decision is larger than {MAX_BODY} bytes"}, 413)
+        try:
+            body = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return reply({"error": "the decision is not JSON"}, 400)
+        if not isinstance(body, dict):
+            return reply({"error": "the decision is not a JSON object"}, 400)
+        return body
+
     async def document(request: Request) -> Response:
         if not allowed(request):
             return denied()
@@ -82,28 +112,55 @@ def create_app(session: Any, token: str) -> Any:
             index = int(request.path_params["index"])
             if request.method == "GET":
                 return reply(session.view(index))
-            try:
-                body = json.loads(await request.body())
-            except (ValueError, UnicodeDecodeError):
-                return reply({"error": "the decision is not JSON"}, 400)
-            if not isinstance(body, dict):
-                return reply({"error": "the decision is not a JSON object"}, 400)
+            body = await body_of(request)
+            if isinstance(body, Response):
+                return body
             # decided on the event loop itself, one at a time: decisions are numbered and appended in order
             return reply(session.decide(index, body))
         except VeilError as e:
+            return reply({"error": str(e).splitlines()[0] if str(e) else "bad decision"}, 400)
+        except Exception as e:  # a bug: one line naming its type (a message could quote a document), no traceback
+            log.error("veil review: the server failed on a request (%s); the page was told", type(e).__name__)
+            return reply({"error": f"the server failed ({type(e).__name__}); reload the page to see what was "
+                                   "saved"}, 500)
+
+    async def page_route(request: Request) -> Response:
+        if not allowed(request):
+            return denied()
+        try:
+            return reply(session.page(int(request.path_params["index"])))
+        except VeilError as e:
             return reply({"error": str(e)}, 400)
+        except Exception as e:
+            log.error("veil review: the server failed on a request (%s)", type(e).__name__)
+            return reply({"error": f"the server failed ({type(e).__name__})"}, 500)
 
     async def favicon(request: Request) -> Response:
         return Response(status_code=204)
 
     routes = [Route("/", index), Route("/favicon.ico", favicon), Route("/static/{name:str}", asset),
-              Route("/api/summary", summary), Route("/api/doc/{index:int}", document, methods=["GET", "POST"])]
+              Route("/api/summary", summary), Route("/api/page/{index:int}", page_route),
+              Route("/api/doc/{index:int}", document, methods=["GET", "POST"])]
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return reply({"error": "not found"}, 404)
 
     app = Starlette(routes=routes, exception_handlers={404: not_found})
-    return app
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        """Starlette answers an unforeseen error with a 500 and raises it again for the server to print:
+        the traceback stops here, as one line."""
+        try:
+            await app(scope, receive, send)
+        except Exception as e:
+            log.error("veil review: the server failed on a request (%s)", type(e).__name__)
+
+    guarded.app = app  # type: ignore[attr-defined]
+    return guarded
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN, Infinity: Python's json takes them, JSON does not
 
 
 def serve(session: Any, host: str = "127.0.0.1", port: int = 0, token: str | None = None,

@@ -12,7 +12,6 @@ parses requests and calls it.
 
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,30 +59,56 @@ class ReviewDoc:
     alignment: Alignment | None
 
 
-def _sample_ids(ids: Sequence[str], n: int | None, seed: int) -> list[str]:
-    if n is None:
-        return list(ids)
-    if n < 1:
-        raise VeilError("--sample must be at least 1")
-    keep = set(random.Random(seed).sample(range(len(ids)), min(n, len(ids))))
-    return [d for i, d in enumerate(ids) if i in keep]  # file order: a call reads in order
+def _units(docs: Sequence[Any], grouped: bool) -> list[list[int]]:
+    """Indices of ``docs`` per review unit: a group's documents in file order (first appearance orders the
+    groups), else one document each. A document without a group value is a unit of its own."""
+    if not grouped:
+        return [[i] for i in range(len(docs))]
+    units: dict[Any, list[int]] = {}
+    for i, d in enumerate(docs):
+        units.setdefault(("g", d.group) if d.group is not None else ("d", i), []).append(i)
+    return list(units.values())
 
 
 def load_documents(masked: str | Path, original: str | Path | None = None, *, sample: int | None = None,
                    seed: int = 0, ids: Sequence[str] | None = None, fields: Fields | None = None,
-                   masked_format: str | None = None, original_format: str | None = None) -> list[ReviewDoc]:
-    """The sampled masked documents (or exactly ``ids``), each with its original text and alignment."""
+                   masked_format: str | None = None, original_format: str | None = None, pick: str = "random",
+                   scorer: Any = None) -> list[ReviewDoc]:
+    """The sampled masked documents (or exactly ``ids``), each with its original text and alignment.
+
+    With a group field (``fields.group``) the sample is of groups (calls), each kept whole; ``pick``
+    chooses them (:func:`veil.review.pick.pick_documents`): a random sample is reviewed in file order,
+    an ``uncertain`` one in pick order (the most useful first)."""
     from veil.io.formats import read_documents
     from veil.io.records import VEIL_FIELDS, read_masked
 
     fields = fields or VEIL_FIELDS
+    if pick not in ("random", "uncertain"):
+        raise VeilError(f"--pick {pick!r}: choose random or uncertain")
     if ids is None:
-        all_ids = [d.id for d in read_masked(masked, masked_format, fields)]
+        every = list(read_masked(masked, masked_format, fields))
+        all_ids = [d.id for d in every]
         if not all_ids:
             raise VeilError(f"{masked}: no documents")
         if len(set(all_ids)) != len(all_ids):
             raise VeilError(f"{masked}: document ids repeat; a review pairs documents by id (--id-field)")
-        ids = _sample_ids(all_ids, sample, seed)
+        units = _units(every, fields.group is not None)
+        if sample is None:
+            chosen = list(range(len(units)))
+        else:
+            from veil.review.pick import pick_documents
+
+            texts: list[list[str]] = []
+            if pick == "uncertain":
+                if original is None:
+                    raise VeilError("--pick uncertain scores the tagger's reading of the original texts: pass "
+                                    "--original")
+                by = {d.id: d.text for d in read_documents(original, original_format, fields)}
+                texts = [[by.get(every[i].id, "") for i in u] for u in units]
+            chosen = pick_documents(texts if pick == "uncertain" else units, sample, pick, seed, scorer)
+            if pick == "random":
+                chosen.sort()  # file order: a call reads in order
+        ids = [every[i].id for u in chosen for i in units[u]]
     wanted = set(ids)
     by_id = {d.id: d for d in read_masked(masked, masked_format, fields) if d.id in wanted}
     missing = [i for i in ids if i not in by_id]
@@ -115,13 +140,16 @@ class ReviewSession:
     def __init__(self, masked: str | Path, original: str | Path | None = None, *, sample: int | None = None,
                  seed: int = 0, reviewer: str | None = None, review_file: str | Path | None = None,
                  fields: Fields | None = None, masked_format: str | None = None,
-                 original_format: str | None = None) -> None:
+                 original_format: str | None = None, pick: str = "random", scorer: Any = None) -> None:
+        from veil.io.atomic import check_target
         from veil.io.output import input_fingerprint
 
         self.masked_path = Path(masked)
         if not self.masked_path.is_file():
             raise VeilError(f"{masked}: no such masked file")
         self.path = review_path(masked, reviewer, review_file)
+        check_target(self.path, f"the review file {self.path}")  # a link (even a dangling one) is never followed
+        self.grouped = fields is not None and fields.group is not None
         masked_fp = input_fingerprint(self.masked_path)["sha256"]
         ids = None
         prior = None
@@ -130,26 +158,32 @@ class ReviewSession:
             if prior.get("masked_sha256") != masked_fp:
                 raise VeilError(f"{self.path} holds a review of another masked file (or {masked} changed since); "
                                 "give --review-file / --reviewer for a new review")
-            if sample is not None and (prior.get("sample"), prior.get("seed")) != (sample, seed):
-                raise VeilError(f"{self.path} reviews --sample {prior.get('sample')} --seed {prior.get('seed')}; "
-                                "resume it with those (or none), or give --review-file / --reviewer for a new review")
+            was = (prior.get("sample"), prior.get("seed"), prior.get("pick", "random"))
+            if sample is not None and was != (sample, seed, pick):
+                raise VeilError(f"{self.path} reviews --sample {was[0]} --seed {was[1]} --pick {was[2]}; resume it "
+                                "with those (or none), or give --review-file / --reviewer for a new review")
             ids = prior.get("docs")
             if original is None and prior.get("original"):
                 original = prior["original"]
                 if not Path(original).is_file():
                     raise VeilError(f"{self.path} was reviewed beside the original {original}, which is gone; "
                                     "pass --original")
-            sample, seed = prior.get("sample"), prior.get("seed", 0)
+            sample, seed, pick = prior.get("sample"), prior.get("seed", 0), prior.get("pick", "random")
         self.original_path = Path(original) if original is not None else None
         self.docs = load_documents(masked, original, sample=sample, seed=seed, ids=ids, fields=fields,
-                                   masked_format=masked_format, original_format=original_format)
+                                   masked_format=masked_format, original_format=original_format, pick=pick,
+                                   scorer=scorer)
         self.by_id = {d.masked.id: d for d in self.docs}
+        self.pages = _units([d.masked for d in self.docs], self.grouped)
         # absolute paths: a restart or an export from another folder finds the files again
         header = {"masked": str(self.masked_path.resolve()), "masked_sha256": masked_fp,
                   "original": str(self.original_path.resolve()) if self.original_path else None,
                   "original_sha256": (input_fingerprint(self.original_path)["sha256"] if self.original_path
                                       else None),
-                  "sample": sample, "seed": seed, "reviewer": reviewer, "docs": [d.masked.id for d in self.docs]}
+                  "sample": sample, "seed": seed, "reviewer": reviewer, "docs": [d.masked.id for d in self.docs],
+                  "group_field": fields.group if fields is not None else None}
+        if pick != "random":  # (absent: random, as review files written before --pick read)
+            header["pick"] = pick
         self.store = ReviewStore(self.path, header)
         present = {p.label for d in self.docs for p in d.masked.placeholders if p.label != "MASK"}
         self.labels = sorted(present) + [lab for lab in DEFAULT_LABELS if lab not in present]
@@ -175,7 +209,17 @@ class ReviewSession:
             docs.append({"index": d.index, "id": d.masked.id, "done": st.done, "touched": st.touched,
                          "labels": sorted(labels), "masks": len(d.masked.placeholders), "missed": len(st.missed),
                          "rejected": len(st.rejected)})
-        return {"total": len(self.docs), "done": sum(x["done"] for x in docs), "docs": docs,
+        pages = []
+        for k, members in enumerate(self.pages):
+            ds = [docs[i] for i in members]
+            first = self.docs[members[0]].masked
+            pages.append({"index": k, "docs": members, "title": first.group if self.grouped and first.group is not None
+                          else first.id, "done": all(x["done"] for x in ds), "touched": any(x["touched"] for x in ds),
+                          "labels": sorted({lab for x in ds for lab in x["labels"]}),
+                          "masks": sum(x["masks"] for x in ds), "missed": sum(x["missed"] for x in ds),
+                          "rejected": sum(x["rejected"] for x in ds)})
+        return {"total": len(self.docs), "done": sum(x["done"] for x in docs), "docs": docs, "pages": pages,
+                "grouped": self.grouped,
                 "labels": self.labels, "itypes": {lab: default_itype(lab) for lab in self.labels},
                 "reviewer": self.store.header.get("reviewer"), "has_original": self.original_path is not None}
 
@@ -183,6 +227,15 @@ class ReviewSession:
         if not (0 <= index < len(self.docs)):
             raise VeilError(f"no document {index} (the sample has {len(self.docs)})")
         return self.docs[index]
+
+    def page(self, index: int) -> dict[str, Any]:
+        """A page: one document, or with a group field every document of one group, in order."""
+        if not (0 <= index < len(self.pages)):
+            raise VeilError(f"no page {index} (the review has {len(self.pages)})")
+        members = self.pages[index]
+        first = self.docs[members[0]].masked
+        return {"index": index, "title": first.group if self.grouped and first.group is not None else first.id,
+                "docs": [self.view(i) for i in members]}
 
     def view(self, index: int) -> dict[str, Any]:
         d = self.doc(index)
@@ -208,7 +261,11 @@ class ReviewSession:
 
     # --- what the page may change -------------------------------------------------------------
     def decide(self, index: int, req: dict[str, Any]) -> dict[str, Any]:
-        """Check one decision from the page against the document, write it, return the new view."""
+        """Check one decision from the page against the document, write it, return the new view.
+
+        Every field is checked for its JSON type and range before anything is written (an integer is a JSON
+        integer, not ``0.5``, ``1e400`` or ``"3"``; a flag is ``true`` / ``false``, not ``"false"``); a bad
+        one is a ``VeilError`` naming the field, never a value of the document."""
         d = self.doc(index)
         st = self.states().get(d.masked.id, DocState())
         action = req.get("action")
@@ -217,11 +274,13 @@ class ReviewSession:
         if action == "missed":
             start, end = _int(req, "start"), _int(req, "end")
             text = d.masked.text
+            if not (0 <= start < end <= len(text)):
+                raise VeilError("select some text of the masked document first (start and end must lie in it)")
             while start < end and text[start].isspace():
                 start += 1
             while end > start and text[end - 1].isspace():
                 end -= 1
-            if not (0 <= start < end <= len(text)):
+            if start == end:
                 raise VeilError("select some text of the masked document first")
             if any(p.start < end and start < p.end for p in d.masked.placeholders):
                 raise VeilError("a missed piece cannot include a placeholder; select only the text beside it")
@@ -229,7 +288,7 @@ class ReviewSession:
                 raise VeilError("this text overlaps a piece already tagged; remove that one first")
             label = _label(req.get("label"))
             rec.update(start=start, end=end, text=text[start:end], label=label,
-                       itype=_itype(req.get("itype"), label), partial=bool(req.get("partial", False)))
+                       itype=_itype(req.get("itype"), label), partial=_flag(req, "partial", False))
         elif action in ("reject", "relabel"):
             ph = _int(req, "ph")
             if not (0 <= ph < n_ph):
@@ -241,19 +300,21 @@ class ReviewSession:
                 label = _label(req.get("label"))
                 rec.update(label=label, itype=_itype(req.get("itype"), label))
         elif action == "done":
-            rec["value"] = bool(req.get("value", True))
+            rec["value"] = _flag(req, "value", True)
         elif action == "undo":
-            target = req.get("target")
-            if target is None:  # the document's latest decision in force
+            if req.get("target") is None:  # the document's latest decision in force
                 if not st.last:
                     raise VeilError("nothing to undo in this document")
                 target = st.last[-1]
-            target = int(target)
+            else:
+                target = _int(req, "target")
             if target not in st.last:
                 raise VeilError(f"decision {target} is not in force in this document")
             rec["target"] = target
+        elif isinstance(action, str):
+            raise VeilError(f"unknown action {action[:40]!r}; choose missed, reject, relabel, done or undo")
         else:
-            raise VeilError(f"unknown action {action!r}")
+            raise VeilError("the decision needs an action (missed, reject, relabel, done or undo)")
         self.store.append(rec)
         return self.view(index)
 
@@ -267,16 +328,25 @@ def _current(d: ReviewDoc, st: DocState, i: int) -> tuple[str, str]:
 
 
 def _int(req: dict[str, Any], key: str) -> int:
-    try:
-        return int(req[key])
-    except (KeyError, TypeError, ValueError):
-        raise VeilError(f"the decision needs an integer {key!r}") from None
+    value = req.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise VeilError(f"the decision needs an integer {key!r}")
+    return value
+
+
+def _flag(req: dict[str, Any], key: str, default: bool) -> bool:
+    value = req.get(key, default)
+    if not isinstance(value, bool):
+        raise VeilError(f"{key!r} must be true or false")
+    return value
 
 
 def _label(value: Any) -> str:
     from veil.markers import LABELS
 
-    label = str(value or "").strip().upper()
+    if not isinstance(value, str):
+        raise VeilError("the decision needs a type (a label such as PERSON_NAME)")
+    label = value.strip().upper()
     if not _LABEL_RE.fullmatch(label):
         raise VeilError("a type is upper case letters, digits and '_' (e.g. PERSON_NAME)")
     if label not in LABELS:  # an exported term of another type could not be masked (veil mask --add-terms)
@@ -285,11 +355,11 @@ def _label(value: Any) -> str:
 
 
 def _itype(value: Any, label: str) -> str:
-    if value in (None, ""):
+    if value is None or value == "":
         return default_itype(label)
-    itype = str(value).upper()
+    itype = value.upper() if isinstance(value, str) else None
     if itype not in IDENTIFIER_TYPES:
-        raise VeilError(f"identifier type {value!r}: choose {' or '.join(IDENTIFIER_TYPES)}")
+        raise VeilError(f"the identifier type must be {' or '.join(IDENTIFIER_TYPES)}")
     return itype
 
 

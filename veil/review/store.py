@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -66,59 +67,89 @@ class DocState:
 
 
 def fold(decisions: Iterable[dict[str, Any]]) -> dict[str, DocState]:
-    """Each document's state after ``decisions`` (in file order); undone decisions are skipped."""
+    """Each document's state after ``decisions`` (in file order); undone decisions are skipped.
+
+    An undo cancels one decision: the latest one before it with its target number, of its document, not
+    an undo and not cancelled already (numbers never repeat in a file veil wrote; this keeps one undo
+    one decision in a file that a shared write left with repeats)."""
     decisions = list(decisions)
-    undone = {int(d["target"]) for d in decisions if d.get("action") == "undo"}
-    out: dict[str, DocState] = {}
-    for d in decisions:
-        n, action = int(d["n"]), d["action"]
-        if action == "undo" or n in undone:
+    cancelled: set[int] = set()  # positions in ``decisions``
+    for k, d in enumerate(decisions):
+        if d["action"] != "undo":
             continue
-        st = out.setdefault(str(d["doc"]), DocState())
+        for j in range(k - 1, -1, -1):
+            e = decisions[j]
+            if (e["n"] == d["target"] and e["doc"] == d["doc"] and e["action"] != "undo"
+                    and j not in cancelled):
+                cancelled.add(j)
+                break
+    out: dict[str, DocState] = {}
+    for k, d in enumerate(decisions):
+        n, action = d["n"], d["action"]
+        if action == "undo" or k in cancelled:
+            continue
+        st = out.setdefault(d["doc"], DocState())
         st.last.append(n)
         if action == "missed":
-            st.missed[n] = Missed(n, int(d["start"]), int(d["end"]), str(d["text"]), str(d["label"]),
-                                  str(d["itype"]), bool(d.get("partial", False)))
+            st.missed[n] = Missed(n, d["start"], d["end"], d["text"], d["label"], d["itype"], d.get("partial", False))
         elif action == "reject":
-            st.rejected[int(d["ph"])] = n
+            st.rejected[d["ph"]] = n
         elif action == "relabel":
-            st.relabeled[int(d["ph"])] = (str(d["label"]), str(d["itype"]), n)
+            st.relabeled[d["ph"]] = (d["label"], d["itype"], n)
         elif action == "done":
-            st.done = bool(d["value"])
+            st.done = d["value"]
     return out
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+#: each action's fields and their checks (a decision a page sends is checked field by field in
+#: :meth:`veil.review.session.ReviewSession.decide` first; this is what the file must hold)
+_FIELDS: dict[str, dict[str, Any]] = {
+    "missed": {"start": _is_int, "end": _is_int, "text": lambda v: isinstance(v, str),
+               "label": lambda v: isinstance(v, str), "itype": lambda v: v in IDENTIFIER_TYPES},
+    "reject": {"ph": _is_int},
+    "relabel": {"ph": _is_int, "label": lambda v: isinstance(v, str), "itype": lambda v: v in IDENTIFIER_TYPES},
+    "done": {"value": lambda v: isinstance(v, bool)},
+    "undo": {"target": _is_int},
+}
+
+
 def _check(rec: Any, path: str, line: int) -> dict[str, Any]:
-    need = {"missed": ("start", "end", "text", "label", "itype"), "reject": ("ph",), "relabel": ("ph", "label", "itype"),
-            "done": ("value",), "undo": ("target",)}
-    if not isinstance(rec, dict) or rec.get("action") not in need or "doc" not in rec or "n" not in rec:
+    if (not isinstance(rec, dict) or rec.get("action") not in _FIELDS or not isinstance(rec.get("doc"), str)
+            or not _is_int(rec.get("n"))):
         raise InputError(path, line, f"not a review decision (need n, doc and an action of {', '.join(ACTIONS)})")
-    missing = [k for k in need[rec["action"]] if k not in rec]
+    need = _FIELDS[rec["action"]]
+    missing = [k for k in need if k not in rec]
     if missing:
         raise InputError(path, line, f"{rec['action']} decision without {', '.join(missing)}")
+    bad = [k for k, ok in need.items() if not ok(rec[k])]
+    if "partial" in rec and not isinstance(rec["partial"], bool):
+        bad.append("partial")
+    if bad:
+        raise InputError(path, line, f"{rec['action']} decision with a bad {', '.join(bad)}")
     return rec
 
 
-def read_review_file(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(header, decisions) of a review file; a last line cut short by a crash is ignored."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(str(path), None, "no such review file") from None
-    except OSError as e:
-        raise VeilError(f"{path}: cannot read ({e.strerror})") from None
+def parse_review(raw: bytes, path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(header, decisions) of a review file's bytes; a last line cut short by a crash is ignored."""
+    path = str(path)
     if raw and not raw.endswith(b"\n"):
         raw = raw[: raw.rfind(b"\n") + 1]
-    lines = raw.decode("utf-8", errors="strict").splitlines()
+    try:
+        lines = raw.decode("utf-8", errors="strict").splitlines()
+    except UnicodeDecodeError:
+        raise InputError(path, None, "not UTF-8: not a veil review file") from None
     if not lines:
-        raise InputError(str(path), None, "empty review file")
+        raise InputError(path, None, "empty review file")
     try:
         header = json.loads(lines[0])
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise InputError(str(path), 1, f"not a veil review file (no {FORMAT} header)")
+        raise InputError(path, 1, f"not a veil review file (no {FORMAT} header)")
     decisions = []
     for i, line in enumerate(lines[1:], 2):
         if not line.strip():
@@ -126,9 +157,23 @@ def read_review_file(path: str | Path) -> tuple[dict[str, Any], list[dict[str, A
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
-            raise InputError(str(path), i, f"invalid JSON ({e.msg})") from None
-        decisions.append(_check(rec, str(path), i))
+            raise InputError(path, i, f"invalid JSON ({e.msg})") from None
+        except (ValueError, RecursionError):
+            raise InputError(path, i, "invalid JSON") from None
+        decisions.append(_check(rec, path, i))
     return header, decisions
+
+
+def read_review_file(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(header, decisions) of a review file (read only); a last line cut short by a crash is ignored."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(str(path), None, "no such review file") from None
+    except OSError as e:
+        raise VeilError(f"{path}: cannot read ({e.strerror})") from None
+    return parse_review(raw, path)
 
 
 def _now() -> str:
@@ -139,8 +184,13 @@ class ReviewStore:
     """An open review file: ``with ReviewStore(path, header) as s: s.append({...})``.
 
     ``header`` describes the review being started; an existing file must have been started with the
-    same ``expect`` keys of it (the same masked file, original and sample), else ``VeilError``. The
-    file is locked (``PATH.lock``) while open, so two servers never write one file.
+    same ``expect`` keys of it (the same masked file, original and sample), else ``VeilError``.
+
+    The file is never reached through a symbolic link: it is created with ``O_CREAT | O_EXCL |
+    O_NOFOLLOW`` (:mod:`veil.io.atomic`), an existing one reopened with ``O_NOFOLLOW`` and must be a
+    regular file. While open it is locked (``flock`` on the file itself, released when the process
+    dies): a second server on it under any name -- a link, a hard link, a relative path -- is
+    refused, so decision numbers never repeat.
     """
 
     #: header fields an existing file must match
@@ -154,22 +204,75 @@ class ReviewStore:
         self._lock: Any = None
 
     def __enter__(self) -> "ReviewStore":
-        from veil.io.output import OutputLock
+        from veil.io.atomic import check_target
 
+        check_target(self.path, f"the review file {self.path}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = OutputLock(self.path).__enter__()
+        self._fd, created = self._open_fd()
         try:
-            self._open()
+            self._take_lock()
+            self._open(created)
         except BaseException:
-            self._lock.__exit__(None, None, None)
+            self.__exit__(None, None, None)
             raise
         return self
 
-    def _open(self) -> None:
-        if self.path.exists() and self.path.stat().st_size:
-            size = self.path.stat().st_size
-            raw_tail_ok = self._repair()
-            header, self.decisions = read_review_file(self.path)
+    def _open_fd(self) -> tuple[int, bool]:
+        from veil.io.atomic import NOFOLLOW, check_target
+
+        flags = os.O_RDWR | os.O_APPEND | NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        try:
+            return os.open(self.path, flags | os.O_CREAT | os.O_EXCL, 0o600), True
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise VeilError(f"cannot create the review file {self.path}: {e.strerror}") from None
+        try:
+            fd = os.open(self.path, flags)
+        except OSError as e:
+            check_target(self.path, f"the review file {self.path}")  # a link planted since: one line
+            raise VeilError(f"cannot open the review file {self.path}: {e.strerror}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise VeilError(f"the review file {self.path} is not a regular file; remove it")
+        return fd, False
+
+    def _take_lock(self) -> None:
+        assert self._fd is not None
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: the output lock beside the file (by name only)
+            from veil.io.output import OutputLock
+
+            self._lock = OutputLock(self.path).__enter__()
+            return
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise VeilError(f"{self.path} is open in another veil review (under this or another name: a link or "
+                            "a hard link to it); stop that one first, or give --reviewer NAME for a review of "
+                            "your own") from None
+        mine = os.fstat(self._fd)
+        try:
+            there = os.lstat(self.path)
+        except FileNotFoundError:
+            there = None
+        if there is None or (there.st_dev, there.st_ino) != (mine.st_dev, mine.st_ino):
+            raise VeilError(f"{self.path} was replaced while veil review opened it; is another program writing there?")
+        log.debug("took the lock on %s", self.path)
+
+    def _open(self, created: bool) -> None:
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        if size:
+            raw = os.pread(self._fd, size, 0)
+            cut = raw.rfind(b"\n") + 1
+            if cut < size:  # a last line a crash left without its newline
+                os.ftruncate(self._fd, cut)
+                os.fsync(self._fd)
+                log.warning("%s: dropped an unfinished last line (%d bytes) written when the review was interrupted",
+                            self.path, size - cut)
+            header, self.decisions = parse_review(raw[:cut], self.path)
             for k in self.MATCH:
                 if header.get(k) != self.header.get(k):
                     what = {"masked_sha256": "another masked file (or the masked file changed since)",
@@ -178,34 +281,15 @@ class ReviewStore:
                     raise VeilError(f"{self.path} holds a review of {what}; review with the same arguments to "
                                     "resume it, or give --review-file / --reviewer for a new review")
             self.header = header
-            if not raw_tail_ok:
-                log.warning("%s: dropped an unfinished last line (%d bytes) written when the review was interrupted",
-                            self.path, size - self.path.stat().st_size)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        else:
+        else:  # new, or created by a server that lost the race for the lock before writing its header
             self.header.setdefault("created", _now())
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             self._write(self.header)
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-
-    def _repair(self) -> bool:
-        """Cut a last line that a crash left without its newline; True when there was none."""
-        with open(self.path, "rb+") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 1))
-            if f.read(1) == b"\n":
-                return True
-            f.seek(0)
-            data = f.read()
-            f.truncate(data.rfind(b"\n") + 1)
-            f.flush()
-            os.fsync(f.fileno())
-            return False
+            if created:
+                dir_fd = os.open(self.path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(dir_fd)
+                finally:
+                    os.close(dir_fd)
 
     def _write(self, rec: dict[str, Any]) -> None:
         assert self._fd is not None
@@ -220,7 +304,8 @@ class ReviewStore:
 
     def append(self, decision: dict[str, Any]) -> dict[str, Any]:
         """Write one decision (numbered and time-stamped here) durably; returns it."""
-        rec = {"n": (int(self.decisions[-1]["n"]) + 1) if self.decisions else 1, "at": _now(), **decision}
+        n = max((d["n"] for d in self.decisions), default=0) + 1
+        rec = {"n": n, "at": _now(), **decision}
         _check(rec, str(self.path), len(self.decisions) + 2)
         self._write(rec)
         self.decisions.append(rec)
@@ -231,7 +316,7 @@ class ReviewStore:
 
     def __exit__(self, *exc: Any) -> None:
         if self._fd is not None:
-            os.close(self._fd)
+            os.close(self._fd)  # releases the flock
             self._fd = None
         if self._lock is not None:
             self._lock.__exit__(None, None, None)
