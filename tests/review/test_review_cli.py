@@ -126,3 +126,83 @@ def test_usage_errors_are_one_line(corpus, tmp_path, capsys):
     assert "no such masked file" in capsys.readouterr().err
     assert main(["review", str(masked), "--export", "gold", "-o", str(tmp_path / "g.jsonl")]) == 2
     assert "no such review file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["gold", "terms", "exclude"])
+def test_an_export_never_replaces_an_input_under_any_name(corpus, tmp_path, capsys, kind):
+    original, masked = corpus
+    review_file = _done_review(masked, original)
+    (tmp_path / "sub").mkdir()
+    os.link(masked, tmp_path / "hard.jsonl")
+    (tmp_path / "link.jsonl").symlink_to(original)
+    before = {p: p.read_bytes() for p in (masked, original, review_file)}
+    for target in (masked, original, review_file, tmp_path / "sub" / ".." / masked.name, tmp_path / "hard.jsonl",
+                   tmp_path / "link.jsonl"):
+        for extra in ([], ["--overwrite"]):
+            assert main(["review", str(masked), "--export", kind, "-o", str(target), *extra]) == 2, target
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "Traceback" not in err
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_an_export_replaces_only_what_an_export_wrote(corpus, tmp_path, capsys):
+    original, masked = corpus
+    _done_review(masked, original)
+    mine = tmp_path / "notes.txt"
+    mine.write_text("my notes\n")
+    for extra in ([], ["--overwrite"]):
+        assert main(["review", str(masked), "--export", "gold", "-o", str(mine), *extra]) == 2
+        assert "not written by veil review" in capsys.readouterr().err
+    assert mine.read_text() == "my notes\n"
+    gold = tmp_path / "gold.jsonl"
+    assert main(["review", str(masked), "--export", "gold", "-o", str(gold)]) == 0
+    first = gold.read_bytes()
+    assert main(["review", str(masked), "--export", "gold", "-o", str(gold)]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert main(["review", str(masked), "--export", "gold", "-o", str(gold), "--overwrite"]) == 0
+    assert gold.read_bytes() == first
+    gold.write_text(first.decode() + "{}\n")  # edited by hand since: not what the export wrote any more
+    assert main(["review", str(masked), "--export", "gold", "-o", str(gold), "--overwrite"]) == 2
+    assert gold.read_text().endswith("{}\n")
+    # a folder for --export missed: a foreign one is refused, one it wrote is replaced with --overwrite
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "1.txt").write_text("keep me\n")
+    assert main(["review", str(masked), "--export", "missed", "-o", str(foreign), "--overwrite"]) == 2
+    assert (foreign / "1.txt").read_text() == "keep me\n"
+    paper = tmp_path / "paper"
+    assert main(["review", str(masked), "--export", "missed", "-o", str(paper)]) == 0
+    assert main(["review", str(masked), "--export", "missed", "-o", str(paper)]) == 2
+    (paper / "mine.txt").write_text("x")
+    assert main(["review", str(masked), "--export", "missed", "-o", str(paper), "--overwrite"]) == 2
+    (paper / "mine.txt").unlink()
+    assert main(["review", str(masked), "--export", "missed", "-o", str(paper), "--overwrite"]) == 0
+
+
+def test_a_dangling_link_at_the_review_file_is_refused(corpus, tmp_path, capsys):
+    original, masked = corpus
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    masked.with_name(masked.name + ".review.jsonl").symlink_to(elsewhere / "planted.jsonl")
+    assert main(["review", str(masked), "--original", str(original)]) == 2
+    err = capsys.readouterr().err
+    assert "symbolic link" in err and err.count("\n") == 1
+    assert not (elsewhere / "planted.jsonl").exists()
+
+
+def test_a_second_server_on_one_review_file_is_refused(corpus, tmp_path):
+    original, masked = corpus
+    p, _ = start_server([str(masked), "--original", str(original), "--port", "0"])
+    try:
+        review_file = masked.with_name(masked.name + ".review.jsonl")
+        os.link(review_file, tmp_path / "hard.jsonl")
+        for other in (["--review-file", str(tmp_path / "hard.jsonl")],
+                      ["--review-file", os.path.relpath(review_file, ROOT)], []):
+            r = subprocess.run([sys.executable, "-m", "veil", "review", str(masked), "--original", str(original),
+                                *other], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                               capture_output=True, text=True, timeout=60)
+            assert r.returncode == 2 and "open in another veil review" in r.stderr, r.stderr
+            assert r.stderr.count("\n") == 1
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=30)

@@ -42,7 +42,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     who.add_argument("--reviewer", metavar="NAME", help="review into MASKED.review-NAME.jsonl (one file per reviewer)")
     who.add_argument("--review-file", metavar="FILE", help="the review file (default: MASKED.review.jsonl)")
     p.add_argument("--export", choices=EXPORTS, help="write what the review found instead of serving the page")
-    p.add_argument("-o", "--output", metavar="PATH", help="--export: the file (the folder for missed)")
+    p.add_argument("-o", "--output", metavar="PATH",
+                   help="--export: the file (the folder for missed); never an input, never a file an export did "
+                        "not write")
+    p.add_argument("--overwrite", action="store_true",
+                   help="--export: replace what an earlier export wrote at -o (nothing else is ever replaced)")
     p.add_argument("--type-map", nargs="+", action="extend", default=[], metavar="TYPE=INFOTYPE",
                    help="--export missed: score a reviewed type as this score-table tag (TYPE= leaves it unscored); "
                         "repeated or space-separated")
@@ -73,8 +77,11 @@ def _export(args: argparse.Namespace) -> int:
     header, docs, states = reviewed(path, args.masked, args.original, fields_of(args), args.input_format,
                                     args.original_format)
     reviewer = header.get("reviewer")
+    # never written over: the files the review reads (as given and as the review file recorded them)
+    inputs = [args.masked, args.original, header.get("masked"), header.get("original"), path]
+    guard = {"inputs": inputs, "overwrite": args.overwrite}
     if args.export == "gold":
-        n = export.export_gold(args.output, docs, states, reviewer)
+        n = export.export_gold(args.output, docs, states, reviewer, **guard)
         _print(args, n, f"wrote {n['documents']} reviewed documents ({n['spans']} gold spans, {n['missed']} of them "
                         f"missed by the masking; {n['rejected']} masks rejected) to {args.output}; score a masking "
                         f"with: veil eval-detect {args.output} --format review")
@@ -82,7 +89,8 @@ def _export(args: argparse.Namespace) -> int:
         from veil.audit.risk import default_table, parse_type_map
 
         table = default_table()
-        res = export.export_missed(args.output, docs, states, header, parse_type_map(args.type_map, table), table)
+        res = export.export_missed(args.output, docs, states, header, parse_type_map(args.type_map, table), table,
+                                   **guard)
         note = ""
         if res["unscored"]:
             kinds = ", ".join(f"{k} x{v}" for k, v in sorted(res["unscored"].items()))
@@ -91,11 +99,11 @@ def _export(args: argparse.Namespace) -> int:
         _print(args, res, f"wrote {res['documents']} reviewed documents with {res['missed']} missed piece(s) to "
                           f"{args.output}; score them with: veil audit review import {args.output}{note}")
     elif args.export == "terms":
-        n = export.export_terms(args.output, docs, states)
+        n = export.export_terms(args.output, docs, states, **guard)
         _print(args, {"terms": n}, f"wrote {n} terms to {args.output}; mask them next time with: "
                                    f"veil mask ... --add-terms {args.output}")
     else:
-        n = export.export_exclude(args.output, docs, states)
+        n = export.export_exclude(args.output, docs, states, **guard)
         _print(args, {"terms": n}, f"wrote {n} never-mask terms to {args.output}; use them with: "
                                    f"veil mask ... --exclude {args.output}")
     return 0
@@ -130,8 +138,8 @@ def run(args: argparse.Namespace) -> int:
         return _export(args)
     if args.agreement:
         return _agreement(args)
-    if args.output or args.type_map or args.json:
-        raise VeilError("-o, --type-map and --json go with --export (or --agreement)")
+    if args.output or args.type_map or args.json or args.overwrite:
+        raise VeilError("-o, --overwrite, --type-map and --json go with --export (or --agreement)")
     if not (0 <= args.port < 65536):
         raise VeilError("--port must be between 0 and 65535")
     from veil.review.app import serve

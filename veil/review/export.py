@@ -14,6 +14,12 @@
   masks them on the next run.
 - :func:`export_exclude` -- the original text of rejected masks that the reviewer kept nowhere else in
   the review, one a line: ``veil mask --exclude FILE`` never masks them again.
+
+Each export is written atomically and never through a link (:mod:`veil.io.atomic`), and never over a file
+it did not write: :func:`check_export` refuses the review's inputs (the masked file, the original, the
+review file: by resolved path or by inode, so a link or a hard link to one counts) and any existing file
+unless ``OUT.veil.json`` says an earlier export wrote it and its fingerprint still matches (then
+``overwrite`` replaces it) -- as ``veil mask`` and ``veil fill`` decide, with the same side file.
 """
 
 from __future__ import annotations
@@ -34,6 +40,87 @@ INFOTYPES = {"ORGANIZATION_NAME": "ORGANIZATION_NAME_SPEAKER", "ORG": "ORGANIZAT
              "FACILITY": "LOCATION", "GPE": "LOCATION", "LOC": "LOCATION", "STREET_ADDRESS": "ADDRESS",
              "PHONE_NUMBER": "PHONE", "EMAIL_ADDRESS": "EMAIL", "USERNAME": "USER_NAME",
              "US_SOCIAL_SECURITY_NUMBER": "SSN", "PRODUCT": "PRODUCT_SPEAKER"}
+
+
+#: what an export writes into its ``OUT.veil.json`` (and a folder's manifest as ``source``)
+WRITER = "veil review"
+
+
+def check_export(out: str | Path, inputs: Sequence[str | Path | None] = (), overwrite: bool = False) -> None:
+    """Refuse, before any work, an export over an input or over a file an earlier export did not write."""
+    from veil.io.atomic import open_read
+    from veil.io.output import check_output_path, companion, recorded
+
+    check_output_path(out, [p for p in inputs if p is not None])
+    out = Path(out)
+    mark = recorded(out)
+    ours = mark.get("written_by") == WRITER
+    if out.exists():
+        with open_read(out) as f:  # (not a link: check_output_path refused one)
+            sha = hashlib.sha256(f.read()).hexdigest()
+        if not ours or mark.get("sha256") != sha:
+            raise VeilError(f"{out} exists and was not written by veil review --export (or changed since); veil "
+                            "never replaces it: choose another -o")
+        if not overwrite:
+            raise VeilError(f"{out} exists (an earlier veil review --export {mark.get('export', '')}); pass "
+                            "--overwrite to replace it, or choose another -o")
+    elif companion(out, ".veil.json").exists() and not ours:
+        raise VeilError(f"{companion(out, '.veil.json')} belongs to another output; choose another -o")
+
+
+def _write_export(out: str | Path, text: str, kind: str, inputs: Sequence[str | Path | None],
+                  overwrite: bool) -> None:
+    from veil.io.atomic import write_json_atomic, write_text_atomic
+    from veil.io.output import companion
+
+    check_export(out, inputs, overwrite)
+    write_text_atomic(out, text)
+    data = text.encode("utf-8")
+    write_json_atomic(companion(out, ".veil.json"), {"written_by": WRITER, "export": kind, "size": len(data),
+                                                     "sha256": hashlib.sha256(data).hexdigest()})
+
+
+def check_export_folder(out: str | Path, inputs: Sequence[str | Path | None] = (), overwrite: bool = False) -> list[Path]:
+    """Refuse a folder that holds anything an earlier ``--export missed`` did not write (``overwrite``: the
+    files it did write are returned, for removal); an input inside it counts as not written by it."""
+    import json
+    import os
+    import stat
+
+    from veil.audit.review import MANIFEST
+
+    out = Path(out)
+    try:
+        st = os.lstat(out)
+    except FileNotFoundError:
+        return []
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise VeilError(f"{out} is not a folder (a file or a link); --export missed writes a folder: choose a new one")
+    entries = sorted(p.name for p in out.iterdir())
+    if not entries:
+        return []
+    head: object = None
+    listed: set[str] = set()
+    try:
+        lines = (out / MANIFEST).read_text(encoding="utf-8").splitlines()
+        head = json.loads(lines[0])
+        listed = {json.loads(x)["file"] for x in lines[1:] if x.strip()}
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        pass
+    if not (isinstance(head, dict) and head.get("source") == WRITER):
+        raise VeilError(f"{out} already holds files veil review did not write; choose a new folder")
+    stray = [n for n in entries if (n != MANIFEST and n not in listed) or (out / n).is_symlink()
+             or not (out / n).is_file()]
+    if stray:
+        raise VeilError(f"{out} already holds a review sample and {len(stray)} other file(s) (e.g. {stray[0]}); "
+                        "choose a new folder")
+    if not overwrite:
+        raise VeilError(f"{out} already holds a review sample ({MANIFEST}); pass --overwrite to replace it, "
+                        "or choose another folder")
+    for p in inputs:
+        if p is not None and Path(p).exists() and any(os.path.samefile(out / n, p) for n in entries):
+            raise VeilError(f"{out} holds the input {p}; choose a new folder")
+    return [out / n for n in entries]
 
 
 def done_docs(docs: Sequence[ReviewDoc], states: Mapping[str, DocState]) -> list[tuple[ReviewDoc, DocState]]:
@@ -80,11 +167,13 @@ def gold_record(d: ReviewDoc, st: DocState, reviewer: str | None = None) -> dict
 
 
 def export_gold(out: str | Path, docs: Sequence[ReviewDoc], states: Mapping[str, DocState],
-                reviewer: str | None = None) -> dict[str, int]:
-    from veil.audit.plots import write_jsonl
+                reviewer: str | None = None, *, inputs: Sequence[str | Path | None] = (),
+                overwrite: bool = False) -> dict[str, int]:
+    import json
 
+    check_export(out, inputs, overwrite)
     records = [gold_record(d, st, reviewer) for d, st in done_docs(docs, states)]
-    write_jsonl(out, records)
+    _write_export(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "gold", inputs, overwrite)
     return {"documents": len(records), "spans": sum(len(r["spans"]) for r in records),
             "missed": sum(x["origin"] == "missed" for r in records for x in r["spans"]),
             "rejected": sum(len(r["rejected"]) for r in records)}
@@ -133,7 +222,8 @@ def annotated_text(d: ReviewDoc, st: DocState, table: Any, type_map: Mapping[str
 
 def export_missed(out_dir: str | Path, docs: Sequence[ReviewDoc], states: Mapping[str, DocState],
                   header: Mapping[str, Any], type_map: Mapping[str, str | None] | None = None,
-                  table: Any = None) -> dict[str, Any]:
+                  table: Any = None, *, inputs: Sequence[str | Path | None] = (),
+                  overwrite: bool = False) -> dict[str, Any]:
     """Write the paper's annotated files for ``veil audit review import``; returns counts."""
     from veil.audit.plots import write_jsonl, write_text
     from veil.audit.review import MANIFEST, parse_annotations
@@ -141,8 +231,7 @@ def export_missed(out_dir: str | Path, docs: Sequence[ReviewDoc], states: Mappin
 
     table = table or default_table()
     out = Path(out_dir)
-    if (out / MANIFEST).exists():
-        raise VeilError(f"{out} already holds a review sample ({MANIFEST}); choose another folder")
+    old = check_export_folder(out, inputs, overwrite)
     chosen = done_docs(docs, states)
     width = len(str(len(chosen)))
     unscored: dict[str, int] = {}
@@ -158,17 +247,21 @@ def export_missed(out_dir: str | Path, docs: Sequence[ReviewDoc], states: Mappin
         files.append((name, body if body.endswith("\n") else body + "\n"))
         records.append({"file": name, "id": d.masked.id, "group": d.masked.group, "sha": _digest(d.masked.text),
                         "placeholders": len(d.masked.placeholders)})
+    if old != check_export_folder(out, inputs, overwrite):
+        raise VeilError(f"{out} changed while the export ran; run it again")
+    for p in old:  # only what an earlier export listed (checked above); a smaller sample leaves none behind
+        p.unlink()
     for name, body in files:
         write_text(out / name, body)
     write_jsonl(out / MANIFEST, [{"seed": header.get("seed"), "documents": len(records),
-                                  "reviewer": header.get("reviewer"), "source": "veil review"}] + records)
+                                  "reviewer": header.get("reviewer"), "source": WRITER}] + records)
     return {"documents": len(records), "missed": sum(len(st.missed) for _, st in chosen), "unscored": unscored}
 
 
-def export_terms(out: str | Path, docs: Sequence[ReviewDoc], states: Mapping[str, DocState]) -> int:
+def export_terms(out: str | Path, docs: Sequence[ReviewDoc], states: Mapping[str, DocState], *,
+                 inputs: Sequence[str | Path | None] = (), overwrite: bool = False) -> int:
     """Missed pieces as ``term<TAB>TYPE`` (``veil mask --add-terms``); returns the number of terms."""
-    from veil.audit.plots import write_text
-
+    check_export(out, inputs, overwrite)
     terms: dict[str, tuple[str, str]] = {}  # casefolded term -> (term, type)
     for _, st in done_docs(docs, states):
         for m in sorted(st.missed.values(), key=lambda m: m.n):
@@ -177,14 +270,14 @@ def export_terms(out: str | Path, docs: Sequence[ReviewDoc], states: Mapping[str
                 terms.setdefault(term.casefold(), (term, m.label))
     lines = ["# veil review --export terms: missed PI, term<TAB>TYPE (veil mask --add-terms FILE)"]
     lines += [f"{t}\t{label}" for t, label in sorted(terms.values(), key=lambda x: x[0].casefold())]
-    write_text(out, "\n".join(lines) + "\n")
+    _write_export(out, "\n".join(lines) + "\n", "terms", inputs, overwrite)
     return len(terms)
 
 
-def export_exclude(out: str | Path, docs: Sequence[ReviewDoc], states: Mapping[str, DocState]) -> int:
+def export_exclude(out: str | Path, docs: Sequence[ReviewDoc], states: Mapping[str, DocState], *,
+                   inputs: Sequence[str | Path | None] = (), overwrite: bool = False) -> int:
     """Original text of rejected masks kept nowhere else (``veil mask --exclude``); returns the number of terms."""
-    from veil.audit.plots import write_text
-
+    check_export(out, inputs, overwrite)
     rejected: dict[str, str] = {}
     kept: set[str] = set()
     for d, st in done_docs(docs, states):
@@ -202,5 +295,5 @@ def export_exclude(out: str | Path, docs: Sequence[ReviewDoc], states: Mapping[s
                 kept.add(key)
         kept.update(normalise_surface(m.text) for m in st.missed.values())
     terms = sorted((v for k, v in rejected.items() if k not in kept), key=str.casefold)
-    write_text(out, "".join(t + "\n" for t in terms))
+    _write_export(out, "".join(t + "\n" for t in terms), "exclude", inputs, overwrite)
     return len(terms)
