@@ -60,7 +60,7 @@ def test_tag_a_missed_name_reject_a_false_positive_reload_export(corpus, browser
         # select the missed last name with the mouse (a double click selects one word) and tag it
         page.locator("#masked").get_by_text("Green", exact=False).first.wait_for()
         box = page.evaluate("""() => {
-            const node = [...document.querySelector('#masked').childNodes].find(n => n.nodeType === 3 && n.data.includes('Green'));
+            const node = [...document.querySelector('#masked .utt').childNodes].find(n => n.nodeType === 3 && n.data.includes('Green'));
             const r = document.createRange(); const i = node.data.indexOf('Green');
             r.setStart(node, i); r.setEnd(node, i + 5); const b = r.getBoundingClientRect();
             return {x: b.x + b.width / 2, y: b.y + b.height / 2};

@@ -1,8 +1,10 @@
-"""Review command: ``veil review MASKED [--original ORIGINAL] [--sample N --seed S] [--port P]``.
+"""Review command: ``veil review MASKED [--original ORIGINAL] [--group-field F] [--sample N --seed S --pick P]``.
 
 Serves the review page (``veil.review.app``) on 127.0.0.1 with a random token in its URL until
 interrupted; every decision goes at once to the review file beside MASKED (``MASKED.review.jsonl``,
-``MASKED.review-NAME.jsonl`` with ``--reviewer NAME``). The same command with ``--export`` writes what
+``MASKED.review-NAME.jsonl`` with ``--reviewer NAME``). With a group field (``--group-field``, or the one
+``veil mask`` recorded in ``MASKED.veil.json``) a page is a whole call and ``--sample`` counts calls;
+``--pick uncertain`` samples what the tagger is least sure of (:mod:`veil.review.pick`). The same command with ``--export`` writes what
 the review found instead of serving (documents marked done only):
 
 - ``--export gold -o GOLD.jsonl``: gold spans for ``veil eval-detect GOLD.jsonl --format review``;
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from veil.errors import VeilError
 
@@ -32,7 +35,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the corpus MASKED was masked from, shown beside it (documents pair by id); a resumed "
                         "review reuses the one it started with")
     p.add_argument("--sample", type=int, default=None, metavar="N",
-                   help="review a seeded random sample of N documents (default: all)")
+                   help="review a sample of N documents, or N calls with a group field (default: all)")
+    p.add_argument("--pick", choices=("random", "uncertain"), default="random",
+                   help="how --sample picks: random (seeded), or uncertain: what the neural tagger is least sure "
+                        "of, covering the most distinct doubtful words, most useful first (needs --original)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
     p.add_argument("--port", type=int, default=0, metavar="P", help="port to listen on (default: a free one)")
     p.add_argument("--host", default="127.0.0.1",
@@ -59,6 +65,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_fields(p)
 
 
+def _fields(args: argparse.Namespace) -> Any:
+    """The record fields; without --group-field the one veil mask recorded for MASKED (--group-field '': none)."""
+    from dataclasses import replace
+
+    from veil.cli.common import fields_of
+    from veil.io.output import recorded
+
+    fields = fields_of(args)
+    if args.group_field is None:
+        got = (recorded(args.masked).get("fields") or {}).get("group")
+        fields = replace(fields, group=got if isinstance(got, str) and got else None)
+    elif not args.group_field:
+        fields = replace(fields, group=None)
+    return fields
+
+
 def _print(args: argparse.Namespace, data: dict, text: str) -> None:
     if args.json:
         print(json.dumps(data))
@@ -67,14 +89,13 @@ def _print(args: argparse.Namespace, data: dict, text: str) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from veil.cli.common import fields_of
     from veil.review import export
     from veil.review.session import review_path, reviewed
 
     if not args.output:
         raise VeilError("--export needs -o PATH")
     path = review_path(args.masked, args.reviewer, args.review_file)
-    header, docs, states = reviewed(path, args.masked, args.original, fields_of(args), args.input_format,
+    header, docs, states = reviewed(path, args.masked, args.original, _fields(args), args.input_format,
                                     args.original_format)
     reviewer = header.get("reviewer")
     # never written over: the files the review reads (as given and as the review file recorded them)
@@ -112,13 +133,12 @@ def _export(args: argparse.Namespace) -> int:
 def _agreement(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from veil.cli.common import fields_of
     from veil.review.agreement import agreement, format_agreement
     from veil.review.session import reviewed
 
     file_a, file_b = args.agreement
-    header_a, docs, a = reviewed(file_a, args.masked, None, fields_of(args), args.input_format)
-    header_b, _, b = reviewed(file_b, args.masked, None, fields_of(args), args.input_format)
+    header_a, docs, a = reviewed(file_a, args.masked, None, _fields(args), args.input_format)
+    header_b, _, b = reviewed(file_b, args.masked, None, _fields(args), args.input_format)
     if header_a.get("docs") != header_b.get("docs"):
         common = set(header_a.get("docs") or ()) & set(header_b.get("docs") or ())
         docs = [d for d in docs if d.masked.id in common]
@@ -130,8 +150,6 @@ def _agreement(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.cli.common import fields_of
-
     if args.export and args.agreement:
         raise VeilError("give --export or --agreement, not both")
     if args.export:
@@ -140,19 +158,27 @@ def run(args: argparse.Namespace) -> int:
         return _agreement(args)
     if args.output or args.type_map or args.json or args.overwrite:
         raise VeilError("-o, --overwrite, --type-map and --json go with --export (or --agreement)")
+    if args.pick != "random" and args.sample is None:
+        raise VeilError(f"--pick {args.pick} goes with --sample N (how many documents or calls to pick)")
     if not (0 <= args.port < 65536):
         raise VeilError("--port must be between 0 and 65535")
     from veil.review.app import serve
     from veil.review.session import ReviewSession
 
     session = ReviewSession(args.masked, args.original, sample=args.sample, seed=args.seed, reviewer=args.reviewer,
-                            review_file=args.review_file, fields=fields_of(args), masked_format=args.input_format,
-                            original_format=args.original_format)
+                            review_file=args.review_file, fields=_fields(args), masked_format=args.input_format,
+                            original_format=args.original_format, pick=args.pick)
     with session:
         summary = session.summary()
 
         def ready(url: str) -> None:
-            print(f"reviewing {summary['total']} documents ({summary['done']} done) into {session.path}", flush=True)
+            if session.grouped:
+                calls = summary["pages"]
+                print(f"reviewing {len(calls)} calls ({summary['total']} documents, {sum(c['done'] for c in calls)} "
+                      f"calls done) by {session.fields.group!r} into {session.path}", flush=True)
+            else:
+                print(f"reviewing {summary['total']} documents ({summary['done']} done) into {session.path}",
+                      flush=True)
             print(url, flush=True)
             print("every decision is saved at once; Ctrl-C stops the server (run the same command to resume)",
                   file=sys.stderr, flush=True)

@@ -4,7 +4,9 @@ Documents pair by id (the masked record keeps the input's id). With an original,
 original span comes from :func:`veil.mask.align.align` (the text between placeholders is verbatim
 original text, so each placeholder is the stretch between two such literals). The sample is seeded
 and recorded in the review file's header, so a restart (or a second reviewer with the same
-``--sample`` and ``--seed``) reviews the same documents.
+``--sample`` and ``--seed``) reviews the same documents. With a group field the review's unit is the
+group (a call): the sample picks calls, kept whole, and a page shows one call's documents in order
+(:attr:`ReviewSession.pages`); decisions stay per document.
 
 :meth:`ReviewSession.decide` is the one place a decision is checked and written; the web app only
 parses requests and calls it.
@@ -149,6 +151,7 @@ class ReviewSession:
             raise VeilError(f"{masked}: no such masked file")
         self.path = review_path(masked, reviewer, review_file)
         check_target(self.path, f"the review file {self.path}")  # a link (even a dangling one) is never followed
+        self.fields = fields
         self.grouped = fields is not None and fields.group is not None
         masked_fp = input_fingerprint(self.masked_path)["sha256"]
         ids = None

@@ -1,12 +1,13 @@
-// veil review page: renders one document at a time and sends each decision to the server at once.
+// veil review page: renders one page at a time (a document, or a whole call with a group field) and sends each
+// decision, for one document, to the server at once.
 // The server is the only state: every answer carries the document as the review file now has it.
 "use strict";
 (() => {
   const token = new URLSearchParams(location.search).get("token") || "";
   const $ = (id) => document.getElementById(id);
   let summary = null;
-  let view = null;
-  let selected = null; // {kind: "ph", i} or {kind: "missed", n}
+  let page = null; // {index, title, docs: [document view, ...]}: one document, or a whole call
+  let selected = null; // {doc, kind: "ph", i} or {doc, kind: "missed", n}
   let labelsReady = false;
 
   async function api(path, body) {
@@ -35,18 +36,21 @@
     m.className = bad ? "bad" : "ok";
   }
 
-  // --- the document list, progress, filters ------------------------------------------------------
-  function visibleDocs() {
+  const viewOf = (doc) => page && page.docs.find((v) => v.index === doc);
+
+  // --- the page list (documents, or calls with a group field), progress, filters ------------------
+  function visiblePages() {
     const type = $("filter").value, show = $("show").value;
-    return summary.docs.filter((d) => (!type || d.labels.includes(type))
+    return summary.pages.filter((d) => (!type || d.labels.includes(type))
       && (show === "all" || (show === "done") === d.done));
   }
 
   function renderSummary() {
-    $("progress").max = Math.max(1, summary.total);
-    $("progress").value = summary.done;
-    const pct = summary.total ? Math.round(100 * summary.done / summary.total) : 0;
-    $("progress-text").textContent = `${summary.done} / ${summary.total} done (${pct}%)`;
+    const pages = summary.pages, done = pages.filter((d) => d.done).length;
+    $("progress").max = Math.max(1, pages.length);
+    $("progress").value = done;
+    const pct = pages.length ? Math.round(100 * done / pages.length) : 0;
+    $("progress-text").textContent = `${done} / ${pages.length} ${summary.grouped ? "calls " : ""}done (${pct}%)`;
     $("reviewer").textContent = summary.reviewer ? `reviewer: ${summary.reviewer}` : "";
     if (!labelsReady) {
       for (const lab of summary.labels) {
@@ -59,13 +63,13 @@
     }
     const list = $("doclist");
     list.textContent = "";
-    for (const d of visibleDocs()) {
+    for (const d of visiblePages()) {
       const a = document.createElement("a");
       a.href = `#doc=${d.index}`;
       a.dataset.index = d.index;
-      a.className = (d.done ? "done" : d.touched ? "touched" : "todo") + (view && view.index === d.index ? " current" : "");
-      a.textContent = `${d.done ? "✓" : d.touched ? "•" : "○"} ${d.id}`;
-      a.title = `${d.masks} masks, ${d.missed} missed, ${d.rejected} rejected`;
+      a.className = (d.done ? "done" : d.touched ? "touched" : "todo") + (page && page.index === d.index ? " current" : "");
+      a.textContent = `${d.done ? "✓" : d.touched ? "•" : "○"} ${d.title}`;
+      a.title = `${summary.grouped ? d.docs.length + " utterances, " : ""}${d.masks} masks, ${d.missed} missed, ${d.rejected} rejected`;
       a.addEventListener("click", (ev) => { ev.preventDefault(); open(d.index); });
       list.append(a);
     }
@@ -78,35 +82,60 @@
     renderSummary();
   }
 
-  // --- one document ---------------------------------------------------------------------------------
+  // --- one page: its documents in order -------------------------------------------------------------
   async function open(index) {
     try {
-      view = await api(`/api/doc/${index}`);
+      page = await api(`/api/page/${index}`);
     } catch (e) { say(e.message, true); return; }
     selected = null;
     history.replaceState(null, "", `${location.pathname}${location.search}#doc=${index}`);
-    renderDoc();
+    renderPage();
     renderSummary();
   }
 
   function itemsOf(v) {
-    const items = v.placeholders.map((p) => ({ s: p.start, e: p.end, kind: "ph", p }));
-    for (const m of v.missed) items.push({ s: m.start, e: m.end, kind: "missed", m });
+    const items = v.placeholders.map((p) => ({ s: p.start, e: p.end, kind: "ph", p, doc: v.index }));
+    for (const m of v.missed) items.push({ s: m.start, e: m.end, kind: "missed", m, doc: v.index });
     return items.sort((a, b) => a.s - b.s);
   }
 
   function isSelected(it) {
-    return selected && selected.kind === it.kind
+    return selected && selected.doc === it.doc && selected.kind === it.kind
       && (it.kind === "ph" ? selected.i === it.p.i : selected.n === it.m.n);
   }
 
-  function renderDoc() {
-    const v = view, type = $("filter").value;
-    $("doc-title").textContent = `${v.id}  (${v.index + 1} of ${summary ? summary.total : "?"})`;
-    $("doc-status").textContent = v.done ? "✓ done" : "in review";
-    $("doc-status").className = v.done ? "done" : "todo";
-    const box = $("masked");
-    box.textContent = "";
+  function pageDone() { return page.docs.every((v) => v.done); }
+
+  function uttBox(pane, v) { // one document's block in a pane (a heading above it when a page holds a call)
+    if (summary && summary.grouped) {
+      const head = document.createElement("div");
+      head.className = "utt-head" + (v.done ? " done" : "");
+      head.textContent = `${v.id}${v.done ? "  ✓" : ""}`;
+      pane.append(head);
+    }
+    const box = document.createElement("div");
+    box.className = "utt";
+    box.dataset.doc = v.index;
+    pane.append(box);
+    return box;
+  }
+
+  function renderPage() {
+    const type = $("filter").value;
+    const total = summary ? summary.pages.length : "?";
+    $("doc-title").textContent = `${page.title}  (${page.index + 1} of ${total}${page.docs.length > 1 ? `, ${page.docs.length} utterances` : ""})`;
+    $("doc-status").textContent = pageDone() ? "✓ done" : "in review";
+    $("doc-status").className = pageDone() ? "done" : "todo";
+    $("masked").textContent = "";
+    $("original").textContent = "";
+    for (const v of page.docs) {
+      renderMasked(uttBox($("masked"), v), v, type);
+      if (v.original) renderOriginal(uttBox($("original"), v), v, type);
+    }
+    renderSelected();
+  }
+
+  function renderMasked(box, v, type) {
     let pos = 0;
     for (const it of itemsOf(v)) {
       if (it.s > pos) box.append(document.createTextNode(v.text.slice(pos, it.s)));
@@ -133,18 +162,14 @@
       pos = it.e;
     }
     if (pos < v.text.length) box.append(document.createTextNode(v.text.slice(pos)));
-    renderOriginal(v, type);
-    renderSelected();
   }
 
-  function renderOriginal(v, type) {
-    const box = $("original");
-    box.textContent = "";
-    if (!v.original) return;
+  function renderOriginal(box, v, type) {
     const t = v.original.text;
     const items = v.original.spans.map((sp) => ({ s: sp.start, e: sp.end, p: v.placeholders[sp.i] }));
     for (const om of v.original.missed) items.push({ s: om.start, e: om.end, m: v.missed.find((x) => x.n === om.n) });
     items.sort((a, b) => a.s - b.s);
+    const here = selected && selected.doc === v.index;
     let pos = 0;
     for (const it of items) {
       if (it.s < pos) continue; // placeholders that share one stretch of the original
@@ -158,13 +183,13 @@
         el.style.setProperty("--h", hue(p.label));
         el.title = `${p.label} (${p.itype})`;
         if (type && p.label !== type) el.classList.add("dim");
-        if (selected && selected.kind === "ph" && selected.i === p.i) el.classList.add("selected");
+        if (here && selected.kind === "ph" && selected.i === p.i) el.classList.add("selected");
       } else {
         el.className = "missed";
         el.dataset.n = it.m.n;
         el.title = `missed ${it.m.label} (${it.m.itype})`;
         if (type && it.m.label !== type) el.classList.add("dim");
-        if (selected && selected.kind === "missed" && selected.n === it.m.n) el.classList.add("selected");
+        if (here && selected.kind === "missed" && selected.n === it.m.n) el.classList.add("selected");
       }
       box.append(el);
       pos = it.e;
@@ -174,27 +199,31 @@
 
   function renderSelected() {
     const info = $("selected-info");
-    if (!selected) { info.textContent = "Select text and press d or q to tag missed PI; click a mask to reject or retype it."; return; }
+    const v = selected && viewOf(selected.doc);
+    if (!v) { info.textContent = "Select text and press d or q to tag missed PI; click a mask to reject or retype it."; return; }
+    const where = page.docs.length > 1 ? ` (in ${v.id})` : "";
     if (selected.kind === "ph") {
-      const p = view.placeholders[selected.i];
-      info.textContent = `Selected mask ${view.text.slice(p.start, p.end)}: ${p.label} (${p.itype})${p.rejected ? " — rejected" : ""}`;
+      const p = v.placeholders[selected.i];
+      info.textContent = `Selected mask ${v.text.slice(p.start, p.end)}${where}: ${p.label} (${p.itype})${p.rejected ? " — rejected" : ""}`;
     } else {
-      const m = view.missed.find((x) => x.n === selected.n);
-      info.textContent = m ? `Selected missed tag: ${m.label} (${m.itype}${m.partial ? ", partial" : ""})` : "";
+      const m = v.missed.find((x) => x.n === selected.n);
+      info.textContent = m ? `Selected missed tag${where}: ${m.label} (${m.itype}${m.partial ? ", partial" : ""})` : "";
     }
   }
 
-  // --- decisions ------------------------------------------------------------------------------------
-  async function decide(body, okText) {
+  // --- decisions: each one goes to one document of the page, and is saved before the answer ------------
+  async function decide(doc, body, okText) {
     try {
-      view = await api(`/api/doc/${view.index}`, body);
+      const v = await api(`/api/doc/${doc}`, body);
+      page.docs = page.docs.map((x) => (x.index === v.index ? v : x));
       say(okText || "saved");
     } catch (e) {
       say(e.message, true);
       return false;
     }
-    if (selected && selected.kind === "missed" && !view.missed.some((m) => m.n === selected.n)) selected = null;
-    renderDoc();
+    const sv = selected && viewOf(selected.doc);
+    if (sv && selected.kind === "missed" && !sv.missed.some((m) => m.n === selected.n)) selected = null;
+    renderPage();
     await refreshSummary();
     return true;
   }
@@ -202,20 +231,22 @@
   function selectionOffsets() {
     const sel = window.getSelection();
     if (!sel.rangeCount || sel.isCollapsed) return null;
-    const r = sel.getRangeAt(0), box = $("masked");
-    if (!box.contains(r.startContainer) || !box.contains(r.endContainer)) return null;
+    const r = sel.getRangeAt(0);
+    const el = (n) => (n.nodeType === 1 ? n : n.parentElement);
+    const box = el(r.startContainer) && el(r.startContainer).closest("#masked .utt");
+    if (!box || !box.contains(r.endContainer)) return null; // one document's text only
     const before = document.createRange();
     before.selectNodeContents(box);
     before.setEnd(r.startContainer, r.startOffset);
     const start = before.toString().length;
-    return { start, end: start + r.toString().length };
+    return { doc: Number(box.dataset.doc), start, end: start + r.toString().length };
   }
 
   async function tagMissed(itype) {
     const off = selectionOffsets();
-    if (!off) { say("select some text of the masked document first", true); return; }
+    if (!off) { say("select some text of one masked document first", true); return; }
     const label = $("label").value;
-    if (await decide({ action: "missed", start: off.start, end: off.end, label, itype, partial: $("partial").checked },
+    if (await decide(off.doc, { action: "missed", start: off.start, end: off.end, label, itype, partial: $("partial").checked },
       `tagged missed ${label} (${itype})`)) {
       window.getSelection().removeAllRanges();
       $("partial").checked = false;
@@ -223,80 +254,90 @@
   }
 
   function selectedMissed() {
-    return selected && selected.kind === "missed" ? view.missed.find((m) => m.n === selected.n) : null;
+    const v = selected && selected.kind === "missed" && viewOf(selected.doc);
+    return v ? v.missed.find((m) => m.n === selected.n) : null;
+  }
+
+  function selectedMask() {
+    const v = selected && selected.kind === "ph" && viewOf(selected.doc);
+    return v ? v.placeholders[selected.i] : null;
   }
 
   async function rejectToggle() {
-    if (selected && selected.kind === "ph") {
-      const p = view.placeholders[selected.i];
-      if (p.rejected) await decide({ action: "undo", target: p.reject_n }, "mask restored");
-      else await decide({ action: "reject", ph: p.i }, "mask rejected: not PI");
+    const p = selectedMask();
+    if (p) {
+      if (p.rejected) await decide(selected.doc, { action: "undo", target: p.reject_n }, "mask restored");
+      else await decide(selected.doc, { action: "reject", ph: p.i }, "mask rejected: not PI");
     } else if (selectedMissed()) {
-      await decide({ action: "undo", target: selected.n }, "tag removed");
+      await decide(selected.doc, { action: "undo", target: selected.n }, "tag removed");
       selected = null;
       renderSelected();
     } else say("click a mask (or a tag) first, or press Tab", true);
   }
 
-  async function retag(m, label, itype) { // a tag's type: remove it and tag the same text again
-    if (await decide({ action: "undo", target: m.n })) {
-      const before = new Set(view.missed.map((x) => x.n));
-      if (await decide({ action: "missed", start: m.start, end: m.end, label, itype, partial: m.partial }, `now ${label} (${itype})`)) {
-        const added = view.missed.find((x) => !before.has(x.n));
-        selected = added ? { kind: "missed", n: added.n } : null;
-        renderDoc();
+  async function retag(doc, m, label, itype) { // a tag's type: remove it and tag the same text again
+    if (await decide(doc, { action: "undo", target: m.n })) {
+      const before = new Set(viewOf(doc).missed.map((x) => x.n));
+      if (await decide(doc, { action: "missed", start: m.start, end: m.end, label, itype, partial: m.partial }, `now ${label} (${itype})`)) {
+        const added = viewOf(doc).missed.find((x) => !before.has(x.n));
+        selected = added ? { doc, kind: "missed", n: added.n } : null;
+        renderPage();
       }
     }
   }
 
   async function relabel() {
     const label = $("label").value;
-    const m = selectedMissed();
-    if (selected && selected.kind === "ph") {
-      await decide({ action: "relabel", ph: selected.i, label, itype: summary.itypes[label] || "" }, `mask is now ${label}`);
-    } else if (m) await retag(m, label, m.itype);
+    const m = selectedMissed(), p = selectedMask();
+    if (p) await decide(selected.doc, { action: "relabel", ph: p.i, label, itype: summary.itypes[label] || "" }, `mask is now ${label}`);
+    else if (m) await retag(selected.doc, m, label, m.itype);
     else say("click a mask (or a tag) first, or press Tab", true);
   }
 
   async function flipItype() {
-    const m = selectedMissed();
-    if (selected && selected.kind === "ph") {
-      const p = view.placeholders[selected.i];
+    const m = selectedMissed(), p = selectedMask();
+    if (p) {
       const itype = p.itype === "DIRECT" ? "QUASI" : "DIRECT";
-      await decide({ action: "relabel", ph: p.i, label: p.label, itype }, `mask is now ${itype}`);
-    } else if (m) await retag(m, m.label, m.itype === "DIRECT" ? "QUASI" : "DIRECT");
+      await decide(selected.doc, { action: "relabel", ph: p.i, label: p.label, itype }, `mask is now ${itype}`);
+    } else if (m) await retag(selected.doc, m, m.label, m.itype === "DIRECT" ? "QUASI" : "DIRECT");
     else say("click a mask (or a tag) first, or press Tab", true);
   }
 
-  async function undo() { await decide({ action: "undo" }, "undone"); }
+  async function undo() { // the page's latest decision in force (decision numbers grow across documents)
+    const v = page.docs.reduce((a, b) => ((b.last || 0) > (a.last || 0) ? b : a));
+    await decide(v.index, { action: "undo" }, "undone");
+  }
 
   async function toggleDone() {
-    const wasDone = view.done;
-    if (!(await decide({ action: "done", value: !wasDone }, wasDone ? "marked not done" : "done"))) return;
+    const wasDone = pageDone();
+    for (const v of page.docs) { // each document of the call, one decision each
+      if (v.done === !wasDone) continue;
+      if (!(await decide(v.index, { action: "done", value: !wasDone }, wasDone ? "marked not done" : "done"))) return;
+    }
     if (!wasDone) {
-      const docs = summary.docs;
-      const next = docs.find((d) => d.index > view.index && !d.done) || docs.find((d) => !d.done);
+      const pages = summary.pages;
+      const next = pages.find((d) => d.index > page.index && !d.done) || pages.find((d) => !d.done);
       if (next) open(next.index);
       else say("every document is done: export with veil review MASKED --export ...");
     }
   }
 
   function step(delta) {
-    const docs = visibleDocs();
-    if (!docs.length) return;
-    let k = docs.findIndex((d) => d.index === view.index);
-    k = k < 0 ? 0 : Math.min(docs.length - 1, Math.max(0, k + delta));
-    open(docs[k].index);
+    const pages = visiblePages();
+    if (!pages.length) return;
+    let k = pages.findIndex((d) => d.index === page.index);
+    k = k < 0 ? 0 : Math.min(pages.length - 1, Math.max(0, k + delta));
+    open(pages[k].index);
   }
 
   function cycle(delta) {
-    const items = itemsOf(view);
+    const items = page.docs.flatMap(itemsOf);
     if (!items.length) return;
     let k = items.findIndex(isSelected);
     k = k < 0 ? (delta > 0 ? 0 : items.length - 1) : (k + delta + items.length) % items.length;
     const it = items[k];
-    selected = it.kind === "ph" ? { kind: "ph", i: it.p.i } : { kind: "missed", n: it.m.n };
-    renderDoc();
+    selected = it.kind === "ph" ? { doc: it.doc, kind: "ph", i: it.p.i } : { doc: it.doc, kind: "missed", n: it.m.n };
+    renderPage();
     const el = document.querySelector("#masked .selected");
     if (el) el.scrollIntoView({ block: "nearest" });
   }
@@ -305,9 +346,11 @@
   function onClickText(ev) {
     if (!window.getSelection().isCollapsed) return; // a text selection, not a click
     const el = ev.target.closest("[data-i], [data-n]");
-    if (!el) { selected = null; renderDoc(); return; }
-    selected = el.dataset.n !== undefined ? { kind: "missed", n: Number(el.dataset.n) } : { kind: "ph", i: Number(el.dataset.i) };
-    renderDoc();
+    const box = el && el.closest(".utt");
+    if (!el || !box) { selected = null; renderPage(); return; }
+    const doc = Number(box.dataset.doc);
+    selected = el.dataset.n !== undefined ? { doc, kind: "missed", n: Number(el.dataset.n) } : { doc, kind: "ph", i: Number(el.dataset.i) };
+    renderPage();
   }
 
   function onKey(ev) {
@@ -317,7 +360,7 @@
       document.activeElement.blur();
       return;
     }
-    if (inField || ev.ctrlKey || ev.metaKey || ev.altKey || !view) return;
+    if (inField || ev.ctrlKey || ev.metaKey || ev.altKey || !page) return;
     const k = ev.key;
     const actions = {
       d: () => tagMissed("DIRECT"), q: () => tagMissed("QUASI"), x: rejectToggle, Delete: rejectToggle,
@@ -351,7 +394,7 @@
     $("b-done").addEventListener("click", toggleDone);
     $("help-btn").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
     for (const id of ["filter", "show"]) {
-      $(id).addEventListener("change", () => { renderSummary(); if (view) renderDoc(); $(id).blur(); });
+      $(id).addEventListener("change", () => { renderSummary(); if (page) renderPage(); $(id).blur(); });
     }
     $("label").addEventListener("change", () => $("label").blur());
     // buttons keep the text selection: a mousedown on them would otherwise clear it
@@ -360,8 +403,8 @@
       await refreshSummary();
     } catch (e) { say(e.message, true); return; }
     const m = /doc=(\d+)/.exec(location.hash);
-    const first = summary.docs.find((d) => !d.done) || summary.docs[0];
-    if (m && Number(m[1]) < summary.total) open(Number(m[1]));
+    const first = summary.pages.find((d) => !d.done) || summary.pages[0];
+    if (m && Number(m[1]) < summary.pages.length) open(Number(m[1]));
     else if (first) open(first.index);
   }
 
