@@ -101,3 +101,46 @@ def test_tag_a_missed_name_reject_a_false_positive_reload_export(corpus, browser
     assert [(rec["text"][s["start"]:s["end"]], s["origin"]) for s in rec["spans"]] == [
         ("Rachel", "mask"), ("Green", "missed")]
     assert [rec["text"][s["start"]:s["end"]] for s in rec["rejected"]] == ["Please"]
+
+
+def test_a_call_on_one_page(browser, tmp_path):
+    """--group-field: every utterance of a call on one page; a tag goes to its utterance; Enter marks the call done."""
+    from test_review_cli import start_server
+
+    original = tmp_path / "calls.jsonl"
+    rows = [("a1", "A", "Hi, this is Rachel Green."), ("a2", "A", "I live on Elm Street, Scranton."),
+            ("b1", "B", "Nothing personal here.")]
+    original.write_text("".join(json.dumps({"id": i, "call": c, "text": t}) + "\n" for i, c, t in rows))
+    masked = tmp_path / "masked.jsonl"
+    assert main(["mask", str(original), "-o", str(masked), "--masker", "dlp", "--group-field", "call", "-q"]) == 0
+    server, url = start_server([str(masked), "--original", str(original), "--port", "0"])
+    errors = []
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 720})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url)
+        page.wait_for_selector("#masked .utt")
+        assert page.inner_text("#doc-title").startswith("A") and "2 utterances" in page.inner_text("#doc-title")
+        assert page.locator("#masked .utt").count() == 2 and page.locator("#original .utt").count() == 2
+        box = page.evaluate("""() => {
+            const utt = document.querySelectorAll('#masked .utt')[1];
+            const node = [...utt.childNodes].find(n => n.nodeType === 3 && n.data.includes('Scranton'));
+            const r = document.createRange(); const i = node.data.indexOf('Scranton');
+            r.setStart(node, i); r.setEnd(node, i + 8); const b = r.getBoundingClientRect();
+            return {x: b.x + b.width / 2, y: b.y + b.height / 2};
+        }""")
+        page.mouse.dblclick(box["x"], box["y"])
+        page.select_option("#label", "LOCATION")
+        page.keyboard.press("q")
+        page.wait_for_selector("#masked .utt[data-doc='1'] .missed")
+        assert page.inner_text("#original .utt[data-doc='1'] .missed") == "Scranton"
+        assert page.locator("#masked .utt[data-doc='0'] .missed").count() == 0
+        page.keyboard.press("Enter")  # the whole call done: the next call opens
+        page.wait_for_function("() => document.querySelector('#doc-title').textContent.startsWith('B')")
+        assert "1 / 2 calls done" in page.inner_text("#progress-text")
+        assert not errors, errors
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=30)
+    lines = [json.loads(x) for x in masked.with_name(masked.name + ".review.jsonl").read_text().splitlines()[1:]]
+    assert [(d["doc"], d["action"]) for d in lines] == [("a2", "missed"), ("a1", "done"), ("a2", "done")]
