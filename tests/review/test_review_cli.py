@@ -206,3 +206,29 @@ def test_a_second_server_on_one_review_file_is_refused(corpus, tmp_path):
     finally:
         p.send_signal(signal.SIGINT)
         p.communicate(timeout=30)
+
+
+def test_a_served_page_answers_bad_bodies_without_a_traceback(corpus):
+    original, masked = corpus
+    p, url = start_server([str(masked), "--original", str(original), "--port", "0"])
+    token = url.split("token=")[1]
+    base = url.split("/?")[0]
+    codes = []
+    try:
+        for body in (b'{"action": "missed", "start": 1e400, "end": 4}', b"[" * 6000 + b"]" * 6000,
+                     b'{"action": "undo", "target": "abc"}', b'{"action": "done", "value": "false"}',
+                     b"x" * 100_000, b'{"action": "missed", "start": -1000000, "end": 3, "label": "PERSON_NAME"}'):
+            req = urllib.request.Request(base + "/api/doc/0", data=body, method="POST",
+                                         headers={"X-Veil-Token": token, "Content-Type": "application/json"})
+            try:
+                urllib.request.urlopen(req, timeout=10)
+                codes.append(200)
+            except urllib.error.HTTPError as e:
+                codes.append(e.code)
+                assert "\n" not in json.loads(e.read())["error"]
+    finally:
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    assert codes == [400, 400, 400, 400, 413, 400]
+    assert "Traceback" not in err and "Error" not in err, err
+    assert len(masked.with_name(masked.name + ".review.jsonl").read_text().splitlines()) == 1  # the header only
