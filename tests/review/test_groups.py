@@ -115,5 +115,9 @@ def test_the_cli_takes_the_group_field_veil_mask_recorded(calls, capsys, monkeyp
     assert main(["review", str(masked), "--original", str(original), "--group-field", "",
                  "--reviewer", "flat"]) == 0
     assert len(seen["pages"]) == 6
+    # the shipped tagger scores the calls (a real run, a second)
+    assert main(["review", str(masked), "--original", str(original), "--sample", "2", "--pick", "uncertain",
+                 "--reviewer", "u"]) == 0
+    assert len(seen["pages"]) == 2 and seen["pages"][0] == "c1"  # "Elm Street" is the only reading in doubt
     assert main(["review", str(masked), "--pick", "uncertain"]) == 2
     assert "goes with --sample" in capsys.readouterr().err

@@ -163,11 +163,13 @@ def run(args: argparse.Namespace) -> int:
     if not (0 <= args.port < 65536):
         raise VeilError("--port must be between 0 and 65535")
     from veil.review.app import serve
+    from veil.review.pick import TaggerScorer
     from veil.review.session import ReviewSession
 
     session = ReviewSession(args.masked, args.original, sample=args.sample, seed=args.seed, reviewer=args.reviewer,
                             review_file=args.review_file, fields=_fields(args), masked_format=args.input_format,
-                            original_format=args.original_format, pick=args.pick)
+                            original_format=args.original_format, pick=args.pick,
+                            scorer=TaggerScorer(progress=sys.stderr.isatty()) if args.pick == "uncertain" else None)
     with session:
         summary = session.summary()
 

@@ -100,11 +100,16 @@ class TaggerScorer:
     written one for a written document), and its uncertainty ``exp(-margin)``: 1 on the threshold, 0.37
     one nat away. Words with an uncertainty of :data:`MIN_UNCERTAINTY` or more are the candidates, keyed
     by their lower-cased surface. ``options`` go to :class:`veil.mask.neural.tagger.NeuralTaggerMasker`
-    (``model=DIR`` scores with an adapted detector).
+    (``model=DIR`` scores with an adapted detector); ``progress`` shows a bar on standard error (the tagger
+    reads every document: about 30 s for 2,000 utterances on 2 CPUs).
     """
 
-    def __init__(self, **options: Any) -> None:
+    #: texts the tagger reads between two updates of the progress bar
+    CHUNK = 256
+
+    def __init__(self, progress: bool = False, **options: Any) -> None:
         self.options = options
+        self.progress = progress
         self._tagger: Any = None
 
     def __call__(self, texts: Sequence[str]) -> list[list[tuple[str, float]]]:
@@ -112,10 +117,16 @@ class TaggerScorer:
             from veil.mask.neural.tagger import NeuralTaggerMasker
 
             self._tagger = NeuralTaggerMasker(**self.options)
+        from tqdm import tqdm
+
         tagger = self._tagger
-        out = []
-        for text, windows in zip(texts, tagger.score_batch(texts)):
-            out.append(word_uncertainty(text, windows, tagger))
+        out: list[list[tuple[str, float]]] = []
+        with tqdm(total=len(texts), desc="pick uncertain", unit="doc", disable=not self.progress, leave=False) as bar:
+            for k in range(0, len(texts), self.CHUNK):
+                chunk = texts[k:k + self.CHUNK]
+                for text, windows in zip(chunk, tagger.score_batch(chunk)):
+                    out.append(word_uncertainty(text, windows, tagger))
+                bar.update(len(chunk))
         return out
 
 
