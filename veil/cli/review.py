@@ -4,8 +4,10 @@ Serves the review page (``veil.review.app``) on 127.0.0.1 with a random token in
 interrupted; every decision goes at once to the review file beside MASKED (``MASKED.review.jsonl``,
 ``MASKED.review-NAME.jsonl`` with ``--reviewer NAME``). With a group field (``--group-field``, or the one
 ``veil mask`` recorded in ``MASKED.veil.json``) a page is a whole call and ``--sample`` counts calls;
-``--pick uncertain`` samples what the tagger is least sure of (:mod:`veil.review.pick`). The same command with ``--export`` writes what
-the review found instead of serving (documents marked done only):
+``--pick uncertain`` samples what the tagger is least sure of (:mod:`veil.review.pick`).
+
+The same command with ``--export`` writes what the review found instead of serving (documents marked
+done only; never over an input, or a file no export wrote: ``--overwrite`` replaces an earlier export):
 
 - ``--export gold -o GOLD.jsonl``: gold spans for ``veil eval-detect GOLD.jsonl --format review``;
 - ``--export missed -o DIR``: the paper's ``(text)[MISSED_TAG]`` files for ``veil audit review import DIR``;

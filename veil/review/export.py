@@ -49,8 +49,10 @@ WRITER = "veil review"
 def check_export(out: str | Path, inputs: Sequence[str | Path | None] = (), overwrite: bool = False) -> None:
     """Refuse, before any work, an export over an input or over a file an earlier export did not write."""
     from veil.io.atomic import open_read
-    from veil.io.output import check_output_path, companion, recorded
+    from veil.io.output import STDIO, check_output_path, companion, recorded
 
+    if str(out) == STDIO:
+        raise VeilError("--export writes a file: give -o PATH (standard output is not supported)")
     check_output_path(out, [p for p in inputs if p is not None])
     out = Path(out)
     mark = recorded(out)
@@ -80,7 +82,8 @@ def _write_export(out: str | Path, text: str, kind: str, inputs: Sequence[str | 
                                                      "sha256": hashlib.sha256(data).hexdigest()})
 
 
-def check_export_folder(out: str | Path, inputs: Sequence[str | Path | None] = (), overwrite: bool = False) -> list[Path]:
+def check_export_folder(out: str | Path, inputs: Sequence[str | Path | None] = (),
+                        overwrite: bool = False) -> list[Path]:
     """Refuse a folder that holds anything an earlier ``--export missed`` did not write (``overwrite``: the
     files it did write are returned, for removal); an input inside it counts as not written by it."""
     import json
