@@ -59,11 +59,13 @@ def test_a_second_writer_is_refused_under_any_name(tmp_path, monkeypatch):
     with ReviewStore(path, HEADER):
         pass
     os.link(path, tmp_path / "hard.jsonl")
+    (tmp_path / "dirlink").symlink_to(tmp_path)
     (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path / "sub")
     with ReviewStore(path, HEADER) as first:
         first.append({"doc": "a", "action": "done", "value": True})
-        for other in (path, tmp_path / "hard.jsonl", Path("../r.jsonl"), Path("../sub/../r.jsonl")):
+        for other in (path, tmp_path / "hard.jsonl", Path("../r.jsonl"), Path("../sub/../r.jsonl"),
+                      tmp_path / "dirlink" / "r.jsonl"):
             with pytest.raises(VeilError, match="open in another veil review") as e:
                 with ReviewStore(other, HEADER):
                     pass
