@@ -53,6 +53,7 @@ class DetectorTrainConfig:
     frames: int = 4000  # real Switchboard train conversation (1-4 utterances each): silver labels, spliced values
     gold_switchboard: int = 0  # windows (1-4 utterances) of the annotated Switchboard train-fold conversations
     sgd: int = 0  # windows (1-3 turns) of SGD train dialogues outside the unseen families (gold slots)
+    things: int = 0  # generated talk where foods, plants, medicines, cars, sports are things (veil.mask.neural.things)
     splice: float = 0.5  # share of a frame's silver names / places / jobs / ages replaced by generated ones
     conll_sentences: int = 14041  # CoNLL-2003 train sentences kept (all 14,041; fewer cost recall on written names)
     tab_repeat: int = 3  # TAB's train documents shown this many times (few, long, the only court documents)
@@ -225,6 +226,10 @@ def training_examples(config: DetectorTrainConfig, data: Path | None, extra: Seq
             examples += [Example(f.text, f.spans, frozenset(ALL), "switchboard", f.ignore)
                          for f in frames(data, config.frames, config.seed, splice_rate=config.splice)]
     examples += [Example(t, tuple(s), frozenset(ALL), "dialogue") for t, s in generate(config.dialogues, config.seed)]
+    if config.things > 0:
+        from veil.mask.neural.things import generate as things
+
+        examples += [Example(t, tuple(s), frozenset(ALL), "things") for t, s in things(config.things, config.seed)]
     return [in_form(ex, "asr") if rng.random() < config.asr_share else ex for ex in examples]
 
 
