@@ -16,6 +16,8 @@ spans, offsets on ``document.text``):
   DIRECT or QUASI (to be masked) or OPTIONAL (public names and topics: a masker may mask them or
   not). One document per utterance; ``doc.group`` is the conversation; mentions of one conversation
   with the same type and surface share an ``entity_id``.
+- ``sgd``: Schema-Guided Dialogue service turns with their slot spans, typed and classed by the
+  ``slot_classes.json`` beside them (:func:`read_sgd`); scored as switchboard_pii.
 - ``review``: what ``veil review --export gold`` writes from a human review of a user's own corpus,
   JSONL ``{id, text, spans: [{start, end, label, identifier_type, entity_id}], rejected: [...]}``:
   the masks a reviewer kept and the PI they found missed, each DIRECT or QUASI (scored as TAB's
@@ -270,6 +272,66 @@ def read_switchboard_pii(path: str | Path) -> list[GoldDocument]:
             spans.append(GoldSpan(start, end, kind, cls, entity))
         out.append(GoldDocument(Document(id=doc_id, text=text, group=conversation, meta={"conversation": conversation}),
                                 sorted(spans, key=lambda s: s.start)))
+    return out
+
+
+#: the slot -> [type, class] table the SGD folder ships beside its splits (``null``: not personal)
+SGD_CLASSES_FILE = "slot_classes.json"
+
+
+def sgd_family(service: str) -> str:
+    """An SGD service's family: ``Restaurants_2`` -> ``Restaurants``."""
+    return service.split("_", 1)[0]
+
+
+def read_sgd(path: str | Path, families: frozenset[str] | None = None) -> list[GoldDocument]:
+    """Schema-Guided Dialogue turns (JSONL, optionally gzipped: ``{id, dialogue, services, speaker, text, slots}``):
+    one ``GoldDocument`` per turn, its ``group`` the dialogue. A slot becomes a span with the type and class that
+    ``slot_classes.json`` (beside the file) gives it; a slot it maps to ``null`` (ratings, genres) is no span, so
+    masking it costs precision like any text outside the slots. ``families``: keep dialogues of these service
+    families only."""
+    import gzip
+
+    path = Path(path)
+    table_file = path.parent / SGD_CLASSES_FILE
+    if not table_file.is_file():
+        raise InputError(str(path), None, f"no {SGD_CLASSES_FILE} beside the SGD file (it maps slots to types)")
+    table = json.loads(table_file.read_text(encoding="utf-8"))
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    else:
+        lines = _read_text(path).splitlines()
+    out: list[GoldDocument] = []
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            doc_id, dialogue, text, slots = str(rec["id"]), str(rec["dialogue"]), rec["text"], rec["slots"]
+            services = list(rec.get("services") or [])
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
+        except (KeyError, TypeError) as e:
+            raise InputError(str(path), lineno, f"missing field {e} (need id, dialogue, text, slots)") from None
+        if families is not None and not any(sgd_family(s) in families for s in services):
+            continue
+        spans = []
+        for sl in slots:
+            try:
+                start, end = _check_offsets(path, lineno, text, sl["start"], sl["end"])
+                slot = sl["slot"]
+            except (KeyError, TypeError) as e:
+                raise InputError(str(path), lineno, f"slot without field {e} (need start, end, slot)") from None
+            if slot not in table:
+                raise InputError(str(path), lineno, f"slot {slot!r} is not in {SGD_CLASSES_FILE}")
+            if table[slot] is None:
+                continue
+            kind, cls = table[slot]
+            spans.append(GoldSpan(start, end, kind, cls, f"{dialogue}:{kind}:{text[start:end].lower()}"))
+        out.append(GoldDocument(Document(id=doc_id, text=text, group=dialogue,
+                                         meta={"services": services, "speaker": rec.get("speaker")}),
+                                sorted(spans, key=lambda g: (g.start, g.end))))
     return out
 
 

@@ -202,7 +202,7 @@ class ASREvaluation:
         lam, beta, dev_wer = rescore.tune(dev_lists, [oscores[i] for i in dev], self.s.lm_weights, self.s.word_bonus)
         log.info("asr: lambda %.2f, beta %.2f tuned on %d dev utterances with the Oracle LM (dev WER %.2f%%)",
                  lam, beta, len(dev), dev_wer)
-        fixed = {"asr_lambda": lam, "asr_beta": beta, "asr_test_utterances": len(test)}
+        fixed = {"asr_lambda": lam, "asr_beta": beta, "asr_test_utterances": len(test), "asr_dev_utterances": len(dev)}
         for row in rows:
             if not row.get("lm_dir"):
                 continue
@@ -219,6 +219,20 @@ class ASREvaluation:
         return no_lm
 
 
+def _no_effect_note(no_lm: dict[str, Any]) -> str:
+    """What a λ of 0 means, said plainly: every LM row then repeats the recogniser's own first choice."""
+    if no_lm.get("asr_lambda") != 0:
+        return ""
+    dev = no_lm.get("asr_dev_utterances")
+    where = f"the {dev} development utterances" if dev is not None else "the development split"
+    oracle = no_lm.get("nbest_oracle_wer")
+    lists = (f" The n-best lists hold better transcripts ({oracle:.2f}% WER at best) that the LM did not pick."
+             if oracle is not None else "")
+    return (f" The LM had no effect on this set: λ tuned to 0 on {where} (no weight on the LM lowered their WER "
+            "below the recogniser alone), so every LM row repeats the recogniser's first choice and this table "
+            f"cannot tell the methods apart; the perplexity table is the measure here.{lists}")
+
+
 def wer_markdown(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Sequence[str]) -> str:
     """The paper's Table 6: WER (%) of the recogniser with each method's LM fused in; "" without WER rows."""
     no_lm = next((r for r in rows if r["method"] == "no_lm" and r.get("wer") is not None), None)
@@ -228,7 +242,7 @@ def wer_markdown(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniq
     lines = [f"Word error rate (%) on {no_lm.get('asr_test_utterances', '?')} test utterances, the n-best list "
              f"rescored with log p_asr + λ·log p_LM + β·words; λ = {no_lm['asr_lambda']:g} and "
              f"β = {no_lm['asr_beta']:g} were tuned once on the development split with the Oracle LM and fixed "
-             "for every method.", "",
+             "for every method." + _no_effect_note(no_lm), "",
              "| method | " + " | ".join(techniques) + " |", "|---|" + "---|" * len(techniques)]
     for m in ["no_lm"] + [m for m in methods if m != "no_lm"]:
         vals = []

@@ -367,7 +367,12 @@ def frames(data: Path, n: int, seed: int, splice_rate: float = 0.5, insert_rate:
 
         raise VeilError(f"no Switchboard train conversations in {folder}")
     rng = random.Random(seed)
-    excluded = calibration_conversations() if exclude is None else frozenset(exclude)
+    if exclude is None:  # no annotated conversation is framed: their folds are trained, tuned or reported on gold
+        from veil.mask.neural.gold_sources import GOLD_FILE
+
+        excluded = calibration_conversations() | calibration_conversations(GOLD_FILE)
+    else:
+        excluded = frozenset(exclude)
     # twice the frames needed, then every one with a silver label (up to half of n) and the rest without: real
     # conversation is mostly talk with nothing personal in it, and the tagger needs both
     pool = silver(sample_texts(read_conversations(folder), 2 * n, rng, excluded))

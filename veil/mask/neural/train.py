@@ -51,6 +51,9 @@ class DetectorTrainConfig:
     asr_share: float = 0.5  # share of examples shown in the asr form (the rest as written)
     dialogues: int = 1500  # generated call-centre dialogues added to the gold data
     frames: int = 4000  # real Switchboard train conversation (1-4 utterances each): silver labels, spliced values
+    gold_switchboard: int = 0  # windows (1-4 utterances) of the annotated Switchboard train-fold conversations
+    sgd: int = 0  # windows (1-3 turns) of SGD train dialogues outside the unseen families (gold slots)
+    things: int = 0  # generated talk where foods, plants, medicines, cars, sports are things (veil.mask.neural.things)
     splice: float = 0.5  # share of a frame's silver names / places / jobs / ages replaced by generated ones
     conll_sentences: int = 14041  # CoNLL-2003 train sentences kept (all 14,041; fewer cost recall on written names)
     tab_repeat: int = 3  # TAB's train documents shown this many times (few, long, the only court documents)
@@ -213,12 +216,20 @@ def training_examples(config: DetectorTrainConfig, data: Path | None, extra: Seq
         keep = set(random.Random(config.seed).sample(range(len(conll)), min(len(conll), config.conll_sentences)))
         examples += [ex for i, ex in enumerate(conll) if i in keep] + [ex for ex in gold if ex.source != "conll"]
         examples += [ex for ex in gold if ex.source == "tab"] * max(0, config.tab_repeat - 1)
+        if config.gold_switchboard > 0 or config.sgd > 0:
+            from veil.mask.neural.gold_sources import gold_conversation_examples
+
+            examples += gold_conversation_examples(data, config.gold_switchboard, config.sgd, config.seed)
         if config.frames > 0:
             from veil.mask.neural.frames import frames
 
             examples += [Example(f.text, f.spans, frozenset(ALL), "switchboard", f.ignore)
                          for f in frames(data, config.frames, config.seed, splice_rate=config.splice)]
     examples += [Example(t, tuple(s), frozenset(ALL), "dialogue") for t, s in generate(config.dialogues, config.seed)]
+    if config.things > 0:
+        from veil.mask.neural.things import generate as things
+
+        examples += [Example(t, tuple(s), frozenset(ALL), "things") for t, s in things(config.things, config.seed)]
     return [in_form(ex, "asr") if rng.random() < config.asr_share else ex for ex in examples]
 
 
@@ -321,16 +332,25 @@ CALIBRATION_BETA = 1.0
 CALIBRATION_DIRECT_WEIGHT = 5
 
 
+def calibration_set(data: Path) -> list:
+    """The gold the thresholds are chosen on: the dev fold of the annotated Switchboard train conversations
+    once the adjudicated annotations ship (``gold_sources.GOLD_FILE``), else every hand-annotated calibration
+    conversation (``frames.CALIBRATION_FILE``, never trained on)."""
+    from veil.mask.neural.frames import calibration_gold
+    from veil.mask.neural.gold_sources import GOLD_FILE, switchboard_gold
+
+    return switchboard_gold(data, ("dev",)) if GOLD_FILE.is_file() else calibration_gold(data)
+
+
 def calibrate(folder: Path, data: Path, forms: Sequence[str] = ("none", "asr"), rounds: int = 2) -> dict[str, Any]:
     """Per-type thresholds of the int8 detector in ``folder``, chosen on the hand-annotated Switchboard train
-    conversations (``veil.mask.neural.frames.calibration_gold``; never trained on), with ``dlp`` beside it as in
+    conversations of :func:`calibration_set` (never trained on), with ``dlp`` beside it as in
     the default masking, over the text forms given: coordinate ascent over :data:`CALIBRATION_GRID` for the
     best F-beta (:data:`CALIBRATION_BETA`) of word precision (OPTIONAL mentions allowed) and DIRECT + QUASI
     mention recall (a DIRECT mention weighing :data:`CALIBRATION_DIRECT_WEIGHT`). The thresholds serve
     conversation: written documents take ``DetectorTrainConfig.written_threshold`` (``NeuralTaggerMasker``)."""
     from veil.mask.dlp import DLPMasker
     from veil.mask.evaluate import evaluate_switchboard_pii
-    from veil.mask.neural.frames import calibration_gold
     from veil.mask.neural.tagger import NeuralTaggerMasker, load_detector
     from veil.mask.placeholders import merge_spans
     from veil.textforms import transform_documents
@@ -338,7 +358,7 @@ def calibrate(folder: Path, data: Path, forms: Sequence[str] = ("none", "asr"), 
     load_detector.cache_clear()
     tagger = NeuralTaggerMasker(model=str(folder), precision="int8")
     dlp = DLPMasker()
-    gold = calibration_gold(data)
+    gold = calibration_set(data)
     golds, texts, scored, fixed = [], [], [], []
     for form in forms:
         g = transform_documents(gold, form)

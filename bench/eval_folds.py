@@ -1,0 +1,139 @@
+"""Benchmarks: the default masking scored fold by fold, so a figure says whether anyone tuned on its data.
+
+    .venv/bin/python bench/eval_folds.py [--model DIR] [--forms none lower asr] [--sets ...] [--md OUT.md]
+        [--json OUT.json] [--rules SPEC] [--sgd-dialogues N]
+
+Sets (``veil.mask.neural.gold_sources`` defines the folds):
+
+- ``sw_val`` (dev): ``switchboard_pii`` val. Span rules were written against its errors: a dev figure.
+- ``sw_dev``: the dev fold of the annotated Switchboard train conversations (thresholds are chosen on it).
+- ``sw_frozen``: their frozen fold: nothing was trained, tuned or written on it.
+- ``sgd_dev`` / ``sgd_frozen``: SGD dev dialogues of the service families the tagger trains on, by dialogue hash.
+- ``sgd_unseen``: SGD dev dialogues of the families never trained on (``UNSEEN_FAMILIES``): a domain veil has
+  not seen.
+
+Each cell is the default masking (``neural_tagger`` + ``dlp``, the detector folder ``--model`` or the shipped one)
+scored by ``veil.mask.evaluate`` as ``veil eval-detect --format switchboard_pii`` scores it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SETS = ("sw_val", "sw_dev", "sw_frozen", "sgd_dev", "sgd_frozen", "sgd_unseen")
+FORMS = ("none", "lower", "asr")
+
+
+def gold_set(name: str, data: Path, sgd_dialogues: int, seed: int = 0) -> list:
+    from veil.mask.gold import read_gold
+    from veil.mask.neural import gold_sources as gs
+
+    if name == "sw_val":
+        return read_gold(data / "switchboard_pii/val_gold.jsonl", "switchboard_pii")
+    if name in ("sw_dev", "sw_frozen"):
+        return gs.switchboard_gold(data, (name[3:],))
+    if name == "sgd_unseen":
+        docs = gs.sgd_gold(data, "dev", families=gs.UNSEEN_FAMILIES)
+    else:
+        docs = gs.sgd_gold(data, "dev", exclude=gs.UNSEEN_FAMILIES, folds=(name[4:],))
+    dialogues = sorted({str(d.doc.group) for d in docs})
+    keep = set(random.Random(seed).sample(dialogues, min(sgd_dialogues, len(dialogues))))
+    return [d for d in docs if d.doc.group in keep]
+
+
+def scores(golds: list, form: str, engine: Any) -> dict[str, Any]:
+    from veil.mask.evaluate import evaluate
+    from veil.textforms import transform_documents
+
+    g = transform_documents(golds, form)
+    docs = [x.doc for x in g]
+    spans: list = []
+    for i in range(0, len(docs), 64):
+        spans.extend(engine.detect(docs[i:i + 64]))
+    r = evaluate(g, spans, "switchboard_pii")
+    masked = sum(sum(min(e, len(d.text)) - s for s, e in _merged(sp)) for d, sp in zip(docs, spans))
+    return {"precision": r["precision"], "DIRECT": r["DIRECT"]["mention_recall"], "DIRECT_n": r["DIRECT"]["mentions"],
+            "QUASI": r["QUASI"]["mention_recall"], "QUASI_n": r["QUASI"]["mentions"],
+            "type_accuracy": r.get("type_accuracy"), "utterances": len(docs),
+            "masked_chars": masked}
+
+
+def _merged(spans: list) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s in sorted(spans, key=lambda x: (x.start, x.end)):
+        if out and s.start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], s.end))
+        else:
+            out.append((s.start, s.end))
+    return out
+
+
+def f3(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def markdown(results: dict, forms: list[str], command: str, seconds: float) -> str:
+    lines = [f"Default masking by fold ({dt.date.today().isoformat()}; `{command}`, {seconds / 60:.0f} min). "
+             "Each cell: " + " / ".join(forms) + ".", "",
+             "| set | utterances | precision | DIRECT (n) | QUASI (n) | type accuracy |", "|---|---|---|---|---|---|"]
+    for name, by_form in results.items():
+        cells = [by_form[f] for f in forms]
+        lines.append(f"| {name} | {cells[0]['utterances']} | " + " / ".join(f3(c["precision"]) for c in cells)
+                     + " | " + " / ".join(f3(c["DIRECT"]) for c in cells) + f" ({cells[0]['DIRECT_n']})"
+                     + " | " + " / ".join(f3(c["QUASI"]) for c in cells) + f" ({cells[0]['QUASI_n']})"
+                     + " | " + " / ".join(f3(c["type_accuracy"]) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    from veil.run.components import build_engine
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--model", help="detector folder (default: the shipped one)")
+    ap.add_argument("--forms", nargs="+", default=list(FORMS), choices=FORMS)
+    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
+    ap.add_argument("--sgd-dialogues", type=int, default=150, help="SGD dialogues per SGD set (seeded sample)")
+    ap.add_argument("--set", dest="options", action="append", default=[], metavar="neural_tagger.KEY=VALUE",
+                    help="a neural_tagger option (e.g. rules=...)")
+    ap.add_argument("--md", type=Path)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    opts: dict[str, Any] = {}
+    if args.model:
+        opts["model"] = args.model
+    for o in args.options:
+        key, _, value = o.partition("=")
+        opts[key.removeprefix("neural_tagger.")] = value
+    engine = build_engine(["neural_tagger", "dlp"], options={"neural_tagger": opts} if opts else None)
+    t0 = time.time()
+    results: dict[str, dict[str, Any]] = {}
+    for name in args.sets:
+        golds = gold_set(name, args.data, args.sgd_dialogues)
+        if not golds:
+            print(f"{name}: no documents (no annotations of this fold shipped?)", file=sys.stderr)
+            continue
+        results[name] = {f: scores(golds, f, engine) for f in args.forms}
+        c = results[name][args.forms[0]]
+        print(f"{name:11s} {args.forms[0]}: P {f3(c['precision'])} DIRECT {f3(c['DIRECT'])} QUASI {f3(c['QUASI'])} "
+              f"type {f3(c['type_accuracy'])}", file=sys.stderr, flush=True)
+    command = "python bench/eval_folds.py " + " ".join(sys.argv[1:])
+    md = markdown(results, args.forms, command.strip(), time.time() - t0)
+    print(md)
+    if args.md:
+        args.md.write_text(md, encoding="utf-8")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

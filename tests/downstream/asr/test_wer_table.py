@@ -1,0 +1,23 @@
+"""The WER table says plainly when the LM changed nothing (λ tuned to 0)."""
+
+from veil.downstream.asr.stage import wer_markdown
+
+
+def _rows(lam: float) -> list[dict]:
+    fixed = {"asr_lambda": lam, "asr_beta": 0.0, "asr_test_utterances": 40, "asr_dev_utterances": 20}
+    return [{"technique": "", "method": "no_lm", "wer": 20.47, "nbest_oracle_wer": 13.74, **fixed},
+            {"technique": "", "method": "oracle", "wer": 20.47, **fixed},
+            {"technique": "allow_list", "method": "topk", "wer": 20.47, **fixed}]
+
+
+def test_lambda_zero_is_said_in_the_first_line():
+    md = wer_markdown(_rows(0.0), ["oracle", "topk"], ["allow_list"])
+    first = md.split("\n", 1)[0]
+    assert "The LM had no effect on this set" in first
+    assert "20 development utterances" in first and "13.74%" in first
+
+
+def test_a_tuned_lambda_gets_no_such_note():
+    md = wer_markdown(_rows(0.3), ["oracle", "topk"], ["allow_list"])
+    assert "no effect" not in md
+    assert "| oracle | 20.47 |" in md
