@@ -33,8 +33,8 @@ class LoRAFinetuned:
 
     @classmethod
     def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
-                 progress=True, **options):
-        from veil.fill.base import lora_finetune
+                 progress=True, fill=None, **options):
+        from veil.fill.base import lora_finetune  # (one round on given or mask-free text: nothing to fill)
 
         return lora_finetune(cls.name, cls.lora_train(), docs, output_dir, texts=texts, data=data, rounds=rounds,
                              model=model, seed=seed, progress=progress, options=options)

@@ -390,7 +390,7 @@ class MLMFiller(CandidateFiller):
 
     @classmethod
     def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
-                 progress=True, **options):
+                 progress=True, fill=None, **options):
         """MLM fine-tuning (whole-word masking): on ``texts``, or ``rounds`` of fill -> fine-tune on ``data``.
         ``options`` are :class:`veil.fill.finetune.MLMTrainConfig` fields (epochs, max_steps, lr, ...)."""
         from pathlib import Path
@@ -404,7 +404,8 @@ class MLMFiller(CandidateFiller):
             raise VeilError(f"mlm fine-tuning: {e}") from None
         if texts is None:
             return {"rounds": finetune_rounds(docs, output_dir, filler_cls=cls, load=load_mlm, model=model, data=data,
-                                              rounds=rounds, cfg=cfg, k=k, seed=seed, progress=progress)}
+                                              rounds=rounds, cfg=cfg, k=k, seed=seed, progress=progress,
+                                              fill=fill)}
         if rounds != 1:
             raise VeilError("given training texts make one round; drop rounds")
         mdl, tok = load_mlm(model)
