@@ -34,7 +34,8 @@ class LoRAFinetuned:
     @classmethod
     def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
                  progress=True, fill=None, **options):
-        from veil.fill.base import lora_finetune  # (one round on given or mask-free text: nothing to fill)
+        # fill: unused, one round on given or mask-free text has nothing to fill
+        from veil.fill.base import lora_finetune
 
         return lora_finetune(cls.name, cls.lora_train(), docs, output_dir, texts=texts, data=data, rounds=rounds,
                              model=model, seed=seed, progress=progress, options=options)

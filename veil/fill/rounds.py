@@ -21,6 +21,28 @@ from veil.types import FilledDocument, MaskedDocument
 log = logging.getLogger(__name__)
 
 
+def mlm_finetune(filler_cls: Any, load: Callable[[str | None], tuple[Any, Any]], docs: Sequence[MaskedDocument],
+                 output_dir: str | Path, *, texts: Sequence[str] | None = None, data: str = "mask-free",
+                 model: str | None = None, rounds: int = 1, k: int = 10, seed: int = 0, progress: bool = True,
+                 fill: Callable[..., Sequence[FilledDocument]] | None = None, **options: Any) -> dict[str, Any]:
+    """The MLM filler's ``finetune`` hook: on ``texts``, or ``rounds`` of fill -> fine-tune on ``data``.
+    ``options`` are :class:`veil.fill.finetune.MLMTrainConfig` fields (epochs, max_steps, lr, ...)."""
+    try:
+        cfg = MLMTrainConfig(**{"seed": seed, **options})
+    except TypeError as e:
+        raise VeilError(f"mlm fine-tuning: {e}") from None
+    if texts is None:
+        return {"rounds": finetune_rounds(docs, output_dir, filler_cls=filler_cls, load=load, model=model, data=data,
+                                          rounds=rounds, cfg=cfg, k=k, seed=seed, progress=progress, fill=fill)}
+    if rounds != 1:
+        raise VeilError("given training texts make one round; drop rounds")
+    mdl, tok = load(model)
+    info = train_mlm(mdl, tok, texts, cfg, progress=progress)
+    info.update(data="given texts", texts=len(texts), base_model=model)
+    save_model(mdl, tok, Path(output_dir), info)
+    return info
+
+
 def finetune_rounds(docs: Sequence[MaskedDocument], output_dir: str | Path, *, filler_cls: Any,
                     load: Callable[[str | None], tuple[Any, Any]], model: str | None = None,
                     data: str = "mask-free", rounds: int = 1, cfg: MLMTrainConfig | None = None,
