@@ -1,8 +1,10 @@
 """Fill stage: the MLM filler's *fill -> fine-tune* rounds (paper §3.2, *FT* on top1 / topk fills).
 
 Each round fills the whole masked corpus with the current model (with ``fill``, the in-memory corpus
-loop its caller hands down: :func:`veil.run.inmemory.fill_documents`), then fine-tunes it on those fills (:func:`veil.fill.finetune.train_mlm`); the next round starts from
-that model. ``mask-free`` data makes one round on the documents with no placeholder.
+loop its caller hands down: :func:`veil.run.inmemory.fill_documents`), then fine-tunes it on those
+fills (:func:`veil.fill.finetune.train_mlm`); the next round starts from that model. ``mask-free``
+data makes one round on the documents with no placeholder. :func:`mlm_finetune` is the MLM filler's
+``finetune`` hook.
 """
 
 from __future__ import annotations
