@@ -52,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="softmax temperature of --strategy sample over the model's scores (default 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (each document draws from (seed, id))")
     p.add_argument("--batch-size", type=int, default=None,
-                   help="sentences per model batch (default: the model filler's, 64)")
+                   help="sentences per model batch (default: the model filler's own)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: a GPU when present)")
     p.add_argument("--dtype", default=None, help="mlm: fp32 (default), bf16 or int8; llm: the model dtype")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
