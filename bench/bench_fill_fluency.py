@@ -56,10 +56,10 @@ METHODS = {
 def _options(name: str) -> dict:
     opts = dict(METHODS[name])
     if opts.get("avoid") == "entity":
-        from veil.fill.base import AVOID_TECHNIQUES, _default_avoid
+        from veil.fill.base import AVOID_TECHNIQUES, default_avoid
 
-        opts["avoid"] = {**{t: _default_avoid(t) for t in AVOID_TECHNIQUES},
-                         "entity_tagger": _default_avoid("allow_list")}
+        opts["avoid"] = {**{t: default_avoid(t) for t in AVOID_TECHNIQUES},
+                         "entity_tagger": default_avoid("allow_list")}
     return opts
 
 

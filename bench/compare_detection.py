@@ -103,6 +103,7 @@ def systems() -> tuple[list[str], dict[str, tuple[str, ...]]]:
 def detect(name: str, docs: list, timings: dict[str, float]) -> list[list]:
     """Spans of one masker (or of Presidio / bare spaCy NER) on every document, through veil's engine."""
     from veil.mask.engine import MaskingEngine
+    from veil.run.components import build_engine
 
     t0 = time.perf_counter()
     if name == "presidio":
@@ -117,9 +118,9 @@ def detect(name: str, docs: list, timings: dict[str, float]) -> list[list]:
             engine = MaskingEngine([EntityTaggerMasker(propagate=False, extend=False)])
         elif name in VARIANTS:
             masker, options = VARIANTS[name]
-            engine = MaskingEngine.from_names([masker], options={masker: options})
+            engine = build_engine([masker], options={masker: options})
         else:
-            engine = MaskingEngine.from_names([name])
+            engine = build_engine([name])
         out = []
         for i in range(0, len(docs), 64):
             out.extend(engine.detect(docs[i:i + 64]))

@@ -97,3 +97,39 @@ def test_personal_data_in_all_caps_brackets_is_masked_by_the_default_maskers(val
         masked = veil.mask(text).text
         assert value not in masked and "\\" not in masked, masked
         assert value not in veil.anonymize(text)
+
+
+def test_groups_keep_the_callers_nesting_empty_groups_included():
+    """Issue 39: ``[[], [t], []]`` gave one group; results no longer lined up with the calls."""
+    text = "call me at (415) 555-0199"
+    out = veil.anonymize([[], [text], []], maskers=["dlp"], seed=0)
+    assert len(out) == 3 and out[0] == [] and out[2] == [] and len(out[1]) == 1
+    assert "555-0199" not in out[1][0]
+    masked = veil.mask([[text], [], [text, text]], maskers=["dlp"])
+    assert [len(g) for g in masked] == [1, 0, 2]
+    assert [len(g) for g in veil.fill(masked, seed=0)] == [1, 0, 2]
+    assert veil.anonymize([[], []], maskers=["dlp"]) == [[], []]
+
+
+@pytest.mark.parametrize("texts", [
+    "Maria Lopez, card 4111 1111 1111 1111",
+    ["Maria Lopez, card 4111 1111 1111 1111", "nothing here"],
+    [["Maria Lopez"], ["card 4111 1111 1111 1111"]],
+])
+def test_fill_refuses_texts_that_were_never_masked_before_a_filler_is_built(texts, monkeypatch):
+    """Issue 39: veil.fill handed never-masked texts back unchanged, card numbers and all (veil fill refuses)."""
+    import veil.api
+
+    monkeypatch.setattr(veil.api, "_filler", lambda *a, **k: pytest.fail("a filler was built"))
+    with pytest.raises(veil.VeilError, match="never masked"):
+        veil.fill(texts)
+
+
+def test_fill_of_a_stream_is_refused_only_when_no_text_is_masked():
+    with pytest.raises(veil.VeilError, match="never masked"):
+        list(veil.fill(t for t in ["Maria Lopez", "4111 1111 1111 1111"]))
+    # the first masked text lets the stream through, texts before it included, in order
+    out = list(veil.fill((t for t in ["no names", "hi [PERSON_NAME_1]", "bye"]), seed=0))
+    assert out[0] == "no names" and out[2] == "bye" and "[" not in out[1]
+    assert veil.fill(["nothing to fill"], allow_unmasked=True) == ["nothing to fill"]
+    assert veil.fill(veil.mask(["nothing personal"], maskers=["dlp"])) == ["nothing personal"]  # masked: nothing found

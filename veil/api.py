@@ -30,6 +30,7 @@ from itertools import count
 from typing import Any, Iterable, Iterator, Sequence, Union
 
 from veil.errors import VeilError
+from veil.markers import find_markers
 from veil.types import Document, MaskedDocument
 
 TextInput = Union[str, Document]
@@ -90,17 +91,56 @@ def _masked_document(i: str, m: Any, group: str | None) -> MaskedDocument:
                     "(never original text)")
 
 
-def _run(stage: Any, docs: Iterator[Any], kind: str, executor: Any, batch_size: int, convert: Any) -> Any:
-    """Docs through the corpus loop, results in the input's arrangement (one, list, groups or stream)."""
+def _run(stage: Any, docs: Iterator[Any], kind: str, executor: Any, batch_size: int, convert: Any,
+         items: Any = None) -> Any:
+    """Docs through the corpus loop, results in the input's arrangement (one, list, groups or stream);
+    ``items``: the input, whose groups give the result's nesting (an empty group stays an empty list)."""
     from veil.run.corpus import map_units
 
     outs = map_units(stage, docs, executor=executor, batch_size=batch_size, grouped=kind == "groups")
     if kind == "groups":
-        return [[convert(d) for d in u] for out in outs for u in out.units]
+        units = ([convert(d) for d in u] for out in outs for u in out.units)
+        return [next(units) if len(group) else [] for group in items]
     results = (convert(d) for out in outs for u in out.units for d in u)
     if kind == "one":
         return next(results)
     return list(results) if kind == "list" else results
+
+
+def _masked_only(items: Any, kind: str) -> Any:
+    """``items`` unchanged; refused (a ``VeilError``) when they are texts none of which holds a placeholder. Such texts were probably never masked, and a fill would hand them back with
+    every name in them, as ``veil fill`` refuses too (``allow_unmasked=True`` fills them anyway). A stream
+    is held back only until its first masked item, so it still streams."""
+    def masked(m: Any) -> bool:  # (what is neither a string nor a MaskedDocument is refused later, by its type)
+        return not isinstance(m, str) or ("[" in m and bool(find_markers(m)))
+
+    def refuse(n: int) -> None:
+        raise VeilError(f"none of the {n} texts holds a placeholder ([MASK], [PERSON_NAME_1], ...): they were "
+                        "probably never masked, and would come back with every name in them; mask them first "
+                        "(veil.mask, or veil.anonymize for both steps), or pass allow_unmasked=True")
+
+    if kind == "one":
+        if not masked(items):
+            refuse(1)
+        return items
+    if kind in ("list", "groups"):
+        flat = [m for g in items for m in g] if kind == "groups" else items
+        if flat and not any(masked(m) for m in flat):
+            refuse(len(flat))
+        return items
+
+    def stream() -> Iterator[Any]:
+        held: list[Any] = []
+        it = iter(items)
+        for m in it:
+            held.append(m)
+            if masked(m):
+                yield from held
+                yield from it
+                return
+        if held:
+            refuse(len(held))
+    return stream()
 
 
 def _executor(executor: str | None, engine: str | None, workers: int | None, address: str | None,
@@ -123,8 +163,8 @@ def _no_objects_on_ray(executor: Any, what: str, given_objects: bool, data: Any)
 
 
 @lru_cache(maxsize=8)
-def _engine(maskers: tuple[str, ...], placeholder: str, options: str, exclude: tuple[str, ...],
-            keep: tuple[str, ...]) -> Any:
+def _engine(maskers: tuple[str, ...] | None, placeholder: str, options: str, exclude: tuple[str, ...],
+                  keep: tuple[str, ...]) -> Any:
     from veil.run.components import build_engine
 
     return build_engine(maskers, placeholder, json.loads(options), exclude, keep)
@@ -133,23 +173,14 @@ def _engine(maskers: tuple[str, ...], placeholder: str, options: str, exclude: t
 def masking_engine(maskers: Sequence[Any] | None = None, placeholder: str = "numbered",
                    options: dict[str, dict] | None = None, exclude: Iterable[str] = (),
                    keep: Iterable[str] = ()) -> Any:
-    """The ``MaskingEngine`` for these settings: names are built once and reused, masker objects used as given."""
-    from veil.markers import STYLES
-    from veil.mask.engine import MaskingEngine
-    from veil.run.components import DEFAULT_MASKERS
-
-    if placeholder not in STYLES:
-        raise VeilError(f"unknown placeholder style {placeholder!r}; choose from {', '.join(STYLES)}")
-    if isinstance(maskers, str):
-        raise VeilError(f"maskers must be a list, e.g. maskers=[{maskers!r}]")
-    names = tuple(maskers) if maskers is not None else DEFAULT_MASKERS
-    if not names:
-        raise VeilError("maskers must be a non-empty list of masker names or Masker objects")
-    if all(isinstance(n, str) for n in names):
+    """The ``MaskingEngine`` for these settings (:func:`veil.run.components.build_engine`, which checks them):
+    built once per setting given by names and reused, masker objects used as given."""
+    names = maskers if maskers is None or isinstance(maskers, str) else tuple(maskers)
+    if names is None or (isinstance(names, tuple) and names and all(isinstance(n, str) for n in names)):
         return _engine(names, placeholder, json.dumps(options or {}, sort_keys=True), tuple(exclude), tuple(keep))
-    if options:
-        raise VeilError("options apply to maskers given by name; configure Masker objects directly")
-    return MaskingEngine(list(names), style=placeholder, exclude=exclude, keep=keep)
+    from veil.run.components import build_engine
+
+    return build_engine(names, placeholder, options, exclude, keep)
 
 
 def _mask_stage(maskers: Any, placeholder: str, options: Any, exclude: Iterable[str], keep: Iterable[str],
@@ -191,7 +222,7 @@ def mask(texts: Any, maskers: Sequence[Any] | None = None, placeholder: str = "n
         from veil.run.hf_datasets import mask_dataset
 
         return mask_dataset(texts, masking_engine(maskers, placeholder, options, exclude, keep), batch_size=batch_size)
-    return _run(stage, _numbered(texts, kind, _document), kind, ex, batch_size, lambda d: d)
+    return _run(stage, _numbered(texts, kind, _document), kind, ex, batch_size, lambda d: d, texts)
 
 
 def _is_hf_dataset(obj: Any) -> bool:
@@ -238,7 +269,7 @@ def _fill_stage(filler: Any, seed: int | None, options: dict[str, Any], executor
 
 def fill(masked: Any, filler: Any = "faker", *, seed: int | None = None, details: bool = False,
          batch_size: int = 256, executor: str | None = None, workers: int | None = None,
-         address: str | None = None, engine: str | None = None, **options: Any) -> Any:
+         address: str | None = None, engine: str | None = None, allow_unmasked: bool = False, **options: Any) -> Any:
     """Replace every placeholder by a substitute.
 
     ``masked``: what :func:`mask` returns, or masked strings (``"Call [PERSON_NAME_1] at
@@ -251,6 +282,9 @@ def fill(masked: Any, filler: Any = "faker", *, seed: int | None = None, details
     (default) takes a fresh random seed per call, an integer makes the call reproducible (also on
     ``executor="ray"``, see :func:`mask`). A ``Filler`` object keeps its own seed unless one is given.
 
+    Texts none of which holds a placeholder are refused (they were probably never masked; ``veil fill``
+    refuses them too) unless ``allow_unmasked``.
+
     Returns the filled strings, or ``FilledDocument`` objects (text and substitutions) with ``details``.
     """
     from veil.fill.base import Filler
@@ -258,12 +292,15 @@ def fill(masked: Any, filler: Any = "faker", *, seed: int | None = None, details
     kind = _shape(masked)
     ex = _executor(executor, engine, workers, address, options.get("device"))
     _no_objects_on_ray(ex, "filler", isinstance(filler, Filler), masked)
+    if not allow_unmasked and not _is_hf_dataset(masked):  # refused before a filler is built
+        masked = _masked_only(masked, kind)
     stage = _fill_stage(filler, seed, options, ex)
     if _is_hf_dataset(masked):  # a datasets.Dataset of masked records: filled records as columns
         from veil.run.hf_datasets import fill_dataset
 
         return fill_dataset(masked, stage.filler, batch_size=batch_size)
-    return _run(stage, _numbered(masked, kind, _masked_document), kind, ex, batch_size, (lambda d: d) if details else (lambda d: d.text))
+    return _run(stage, _numbered(masked, kind, _masked_document), kind, ex, batch_size,
+                (lambda d: d) if details else (lambda d: d.text), masked)
 
 
 def anonymize(texts: Any, maskers: Sequence[Any] | None = None, filler: Any = "faker", *, seed: int | None = None,
@@ -285,4 +322,4 @@ def anonymize(texts: Any, maskers: Sequence[Any] | None = None, filler: Any = "f
     # both stages in one place (on Ray: one actor per worker, two actor pools could not share the CPUs);
     # the fill stage sees only what the mask stage returns
     stage = AnonymizeStage(_mask_stage(maskers, "numbered", None, (), (), ex), _fill_stage(filler, seed, fill_options, ex))
-    return _run(stage, _numbered(texts, kind, _document), kind, ex, batch_size, lambda d: d.text)
+    return _run(stage, _numbered(texts, kind, _document), kind, ex, batch_size, lambda d: d.text, texts)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 
 STYLES = ("mask", "typed", "numbered")
+#: typed, numbered placeholders ([PERSON_NAME_1]) give fills of the right type; the paper's [MASK] is "mask"
+DEFAULT_STYLE = "numbered"
 MASK = "[MASK]"
 
 #: every label a placeholder may carry: the labels veil's maskers write (DLP infoTypes, spaCy's

@@ -42,7 +42,8 @@ class Document:
     id: str
     text: str
     person: str | None = None
-    group: str | None = None
+    #: the group field's value as read (a string, or a JSON number or boolean: 1 and "1" are two groups)
+    group: Any = None
     meta: dict[str, Any] = field(default_factory=dict)
 
 
@@ -93,7 +94,7 @@ class MaskedDocument:
     placeholders: tuple[Placeholder, ...]
     style: str  # "mask" | "typed" | "numbered"
     person: str | None = None
-    group: str | None = None
+    group: Any = None
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -121,5 +122,5 @@ class FilledDocument:
     text: str
     substitutions: tuple[Substitution, ...]
     person: str | None = None
-    group: str | None = None
+    group: Any = None
     meta: dict[str, Any] = field(default_factory=dict)

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from veil.fill.base import with_article
+from veil.fill.assemble import with_article
 
 
 @pytest.mark.parametrize("before, value, expected", [

@@ -149,6 +149,9 @@ def test_default_avoid_lists_come_from_the_maskers():
     f = ListFiller(["the"], strategy="topk")
     assert f.avoid_list("allow_list") == AllowListMasker().vocabulary
     assert f.avoid_list("entity_tagger") == frozenset()
+    from veil.fill.base import default_avoid
+
+    assert default_avoid("allow_list") == AllowListMasker().vocabulary and default_avoid("dlp") == frozenset()
 
 
 def test_numbered_placeholders_are_consistent_within_and_independent_across_documents():

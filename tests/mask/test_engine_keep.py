@@ -31,7 +31,7 @@ class EveryWordMasker(Masker):
     ("the <unk> rose", [], "[MASK] <[MASK]> [MASK]"),  # without keep the letters are masked
 ])
 def test_keep_tokens_are_never_masked(text, keep, expected):
-    engine = MaskingEngine([EveryWordMasker()], keep=keep)
+    engine = MaskingEngine([EveryWordMasker()], style="mask", keep=keep)
     assert engine.mask([Document("1", text)])[0].text == expected
 
 
@@ -43,8 +43,8 @@ def test_a_kept_token_is_cut_out_of_a_span_that_overlaps_it():
             return [Span(0, len(text), "WORD", self.name)]
 
     # cut, not dropped: a tagger's "Mr. <unk> Smith" must still mask "Smith"
-    assert MaskingEngine([Wide()], keep=["<unk>"]).mask([Document("1", "a <unk> b")])[0].text == "[MASK] <unk> [MASK]"
-    assert MaskingEngine([Wide()], keep=["<unk>"]).mask([Document("1", "a b")])[0].text == "[MASK] [MASK]"
+    assert MaskingEngine([Wide()], style="mask", keep=["<unk>"]).mask([Document("1", "a <unk> b")])[0].text == "[MASK] <unk> [MASK]"
+    assert MaskingEngine([Wide()], style="mask", keep=["<unk>"]).mask([Document("1", "a b")])[0].text == "[MASK] [MASK]"
 
 
 def test_veil_mask_keep_option(tmp_path):

@@ -151,10 +151,10 @@ def test_the_table_is_big_enough():
 
 @pytest.fixture(scope="module")
 def default_engine():
-    from veil.mask.engine import MaskingEngine
+    from veil.run.components import build_engine
     from veil.run.corpus import DEFAULT_MASKERS
 
-    return MaskingEngine.from_names(DEFAULT_MASKERS, style="numbered")
+    return build_engine(DEFAULT_MASKERS)
 
 
 def _masked(engine, texts):
@@ -165,9 +165,9 @@ def _masked(engine, texts):
 
 
 def test_dlp_masks_nothing_in_everyday_sentences():
-    from veil.mask.engine import MaskingEngine
+    from veil.run.components import build_engine
 
-    hits = [(t, s) for t, s in _masked(MaskingEngine.from_names(["dlp"]), CASES) if s]
+    hits = [(t, s) for t, s in _masked(build_engine(["dlp"], "mask"), CASES) if s]
     assert hits == []
 
 

@@ -131,13 +131,9 @@ def indirect_identifiers(docs: Iterable[Document] | PersonWordGraph, k: int = 2,
 def detect_spans(docs: Sequence[Document], masker_names: Sequence[str] = ("entity_tagger",),
                  options: Mapping[str, dict] | None = None) -> list[list[Span]]:
     """Merged spans per document from the named maskers (imports spaCy etc. only here)."""
-    from veil.mask.engine import MaskingEngine
+    from veil.run.components import build_engine
 
-    try:
-        engine = MaskingEngine.from_names(list(masker_names), options=dict(options or {}))
-    except KeyError as e:
-        raise VeilError(str(e.args[0])) from None
-    return engine.detect(docs)
+    return build_engine(list(masker_names), options=options).detect(docs)
 
 
 def direct_identifiers(docs: Sequence[Document], masker_names: Sequence[str] = ("entity_tagger",),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from typing import Any
 
 from veil.cli.common import count
 from veil.errors import VeilError
@@ -50,7 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=float, default=1.0,
                    help="softmax temperature of --strategy sample over the model's scores (default 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (each document draws from (seed, id))")
-    p.add_argument("--batch-size", type=int, default=64, help="sentences per model batch (default 64)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="sentences per model batch (default: the model filler's own)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: a GPU when present)")
     p.add_argument("--dtype", default=None, help="mlm: fp32 (default), bf16 or int8; llm: the model dtype")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
@@ -87,39 +89,57 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_executor_arguments(p)
 
 
-def build_filler(args: argparse.Namespace):
-    from veil.mask.allow_list import read_word_list
+#: options that change how fast a fill runs, not what it writes: not part of a run's identity for resume
+_SPEED_OPTIONS = ("batch_size", "device")
 
+
+def filler_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The filler's options from the flags, the one place both the filler and a run's identity (resume)
+    read them from. A flag left at its default is left out, except the few every filler takes, so a filler
+    keeps its own default and one that cannot honour a flag given says so. ``avoid`` holds the
+    ``TECHNIQUE=FILE`` items as given (the lists are read when the filler is built)."""
     if args.instruct_decode != "generate" and args.filler != "llm-instruct":
         raise VeilError("--instruct-decode applies to --filler llm-instruct only")
-    kwargs = dict(model=args.model, strategy=args.strategy, k=args.k, seed=args.seed, batch_size=args.batch_size,
-                  types=args.types, avoid_in_top1=args.avoid_in_top1,
-                  **({"avoid_proposals": True} if args.avoid_proposals else {}),
-                  **({"entities": args.entities} if args.entities != "draw" else {}),
-                  **({"rank_types": True} if args.rank_types else {}),
-                  **({"match_case": True} if args.match_case else {}),
-                  **({"temperature": args.temperature} if args.strategy == "sample" else {}),
-                  **({"decode": args.instruct_decode} if args.instruct_decode != "generate" else {}))
-    for name in ("device", "dtype"):
-        if getattr(args, name) is not None:
-            kwargs[name] = getattr(args, name)
-    if args.no_avoid:
-        kwargs["avoid"] = {}
-    elif args.avoid:
-        avoid = {}
-        for item in args.avoid:
-            tech, sep, path = item.partition("=")
-            if not sep or not tech or not path:
-                raise VeilError(f"--avoid expects TECHNIQUE=FILE, got {item!r}")
-            avoid[tech] = frozenset(w.lower() for w in read_word_list(path))
-        from veil.fill.base import AVOID_TECHNIQUES, _default_avoid
+    opts: dict[str, Any] = dict(model=args.model, strategy=args.strategy, k=args.k, seed=args.seed, types=args.types)
+    given = dict(batch_size=args.batch_size, device=args.device, dtype=args.dtype,
+                 avoid_in_top1=args.avoid_in_top1 or None, avoid_proposals=args.avoid_proposals or None,
+                 entities=args.entities if args.entities != "draw" else None, rank_types=args.rank_types or None,
+                 match_case=args.match_case or None,
+                 temperature=args.temperature if args.strategy == "sample" else None,
+                 decode=args.instruct_decode if args.instruct_decode != "generate" else None,
+                 avoid={} if args.no_avoid else (list(args.avoid) or None))
+    opts.update((k, v) for k, v in given.items() if v is not None)
+    return opts
 
-        for tech in AVOID_TECHNIQUES:  # techniques not named keep their default list
-            avoid.setdefault(tech, _default_avoid(tech))
-        kwargs["avoid"] = avoid
+
+def run_identity(args: argparse.Namespace) -> dict[str, Any]:
+    """What identifies a fill run for resume and reuse: the filler and the options that change its output."""
+    return {"filler": args.filler, **{k: v for k, v in filler_options(args).items() if k not in _SPEED_OPTIONS}}
+
+
+def build_filler(args: argparse.Namespace):
     from veil.run.components import build_filler
 
+    kwargs = filler_options(args)
+    if kwargs.get("avoid"):
+        kwargs["avoid"] = _avoid_lists(kwargs["avoid"])
     return build_filler(args.filler, **kwargs)
+
+
+def _avoid_lists(items: list[str]) -> dict[str, frozenset[str]]:
+    """``--avoid TECHNIQUE=FILE ...`` read; the techniques not named keep their default list."""
+    from veil.fill.base import AVOID_TECHNIQUES, default_avoid
+    from veil.mask.allow_list import read_word_list
+
+    avoid = {}
+    for item in items:
+        tech, sep, path = item.partition("=")
+        if not sep or not tech or not path:
+            raise VeilError(f"--avoid expects TECHNIQUE=FILE, got {item!r}")
+        avoid[tech] = frozenset(w.lower() for w in read_word_list(path))
+    for tech in AVOID_TECHNIQUES:
+        avoid.setdefault(tech, default_avoid(tech))
+    return avoid
 
 
 def resolve_fields(args: argparse.Namespace):
@@ -152,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.threads is not None and args.threads < 1:
         raise VeilError("--threads must be at least 1")
-    if args.k < 1 or args.batch_size < 1 or args.chunk < 1:
+    if args.k < 1 or (args.batch_size is not None and args.batch_size < 1) or args.chunk < 1:
         raise VeilError("--k, --batch-size and --chunk must be at least 1")
     if args.max_fallback_share is not None and not 0 <= args.max_fallback_share <= 1:
         raise VeilError("--max-fallback-share must be between 0 and 1")
@@ -165,14 +185,7 @@ def run(args: argparse.Namespace) -> int:
             torch.set_num_threads(args.threads)
         return build_filler(args)
 
-    settings = {k: getattr(args, k) for k in ("filler", "model", "strategy", "k", "seed", "types", "avoid",
-                                              "no_avoid", "avoid_in_top1", "avoid_proposals", "match_case", "dtype")}
-    if args.entities != "draw" or args.rank_types:
-        settings.update(entities=args.entities, rank_types=args.rank_types)
-    if args.instruct_decode != "generate":
-        settings["instruct_decode"] = args.instruct_decode
-    if args.strategy == "sample":
-        settings["temperature"] = args.temperature
+    settings = run_identity(args)
     fields = resolve_fields(args)
     stats = fill_corpus(args.input, args.output, filler if executor.name == "local" else partial(build_filler, args),
                         settings=settings, fields=fields, input_format=args.input_format,

@@ -30,15 +30,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--filled", default=None,
                    help="train on this already filled corpus (veil fill output) instead of --data")
     p.add_argument("--rounds", type=int, default=1, help="fill -> fine-tune rounds (top1/topk data; default 1)")
-    p.add_argument("--epochs", type=float, default=1.0, help="passes over the training text per round")
-    p.add_argument("--max-steps", type=int, default=None, help="optimiser steps per round (overrides --epochs)")
-    p.add_argument("--batch-size", type=int, default=16, help="training sequences per step")
-    p.add_argument("--lr", type=float, default=None, help="learning rate (default 5e-5 mlm, 2e-4 LoRA)")
-    p.add_argument("--mlm-probability", type=float, default=MLMTrainConfig.mlm_probability,
+    cfg = MLMTrainConfig  # the defaults shown are the training config's own
+    p.add_argument("--epochs", type=float, default=cfg.epochs,
+                   help="passes over the training text per round (default %(default)s)")
+    p.add_argument("--max-steps", type=int, default=cfg.max_steps,
+                   help="optimiser steps per round (overrides --epochs)")
+    p.add_argument("--batch-size", type=int, default=cfg.batch_size, help="training sequences per step (default %(default)s)")
+    p.add_argument("--lr", type=float, default=None,
+                   help=f"learning rate (default {cfg.lr:g} for mlm; the LoRA fillers' own for llm, llm-instruct)")
+    p.add_argument("--mlm-probability", type=float, default=cfg.mlm_probability,
                    help="share of words/tokens masked (mlm; default %(default)s)")
-    p.add_argument("--token-masking", action="store_true", help="mask single tokens instead of whole words (mlm)")
+    p.add_argument("--token-masking", action="store_true", default=not cfg.whole_word,
+                   help="mask single tokens instead of whole words (mlm)")
     p.add_argument("--max-length", type=int, default=None,
-                   help="tokens per training sequence (default 128 for mlm; 256 for llm-instruct: prompt + answer)")
+                   help=f"tokens per training sequence (default {cfg.max_length} for mlm; the filler's own otherwise: "
+                        "prompt + answer for llm-instruct)")
     p.add_argument("--k", type=int, default=10, help="K when --data topk")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--limit", type=count, default=None, help="use only the first N documents")
@@ -62,8 +68,8 @@ def _masked(path: str, limit: int | None) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from veil.fill.fallback import fill_documents
     from veil.registry import create, fillers
+    from veil.run.inmemory import fill_documents
 
     if args.rounds < 1 or args.batch_size < 1:
         raise VeilError("--rounds and --batch-size must be at least 1")
@@ -77,10 +83,11 @@ def run(args: argparse.Namespace) -> int:
     # the training options every hook knows; the MLM-only ones only when set, so that a filler
     # that cannot honour them says so instead of ignoring them
     options = dict(epochs=args.epochs, batch_size=args.batch_size, device=args.device)
-    for name, value, default in (("max_steps", args.max_steps, None), ("lr", args.lr, None),
+    cfg = MLMTrainConfig
+    for name, value, default in (("max_steps", args.max_steps, cfg.max_steps), ("lr", args.lr, None),
                                  ("max_length", args.max_length, None),
-                                 ("mlm_probability", args.mlm_probability, MLMTrainConfig.mlm_probability),
-                                 ("whole_word", not args.token_masking, MLMTrainConfig.whole_word)):
+                                 ("mlm_probability", args.mlm_probability, cfg.mlm_probability),
+                                 ("whole_word", not args.token_masking, cfg.whole_word)):
         if value != default:
             options[name] = value
     docs, texts = [], None
@@ -94,9 +101,9 @@ def run(args: argparse.Namespace) -> int:
                 raise VeilError(f"{args.filler} fine-tuning on --data {args.data} runs one round; drop --rounds")
             scorer = create(fillers, filler.finetune_fill_filler or args.filler, model=args.model,
                             strategy=args.data, k=args.k, seed=args.seed)
-            texts = [d.text for d in fill_documents(scorer, docs, progress=progress)]
+            texts = [d.text for d in fill_documents(scorer, docs, progress)]
     info = filler.finetune(docs, args.output, texts=texts, data=args.data, model=args.model, rounds=args.rounds,
-                           k=args.k, seed=args.seed, progress=progress, **options)
+                           k=args.k, seed=args.seed, progress=progress, fill=fill_documents, **options)
     log.info("fine-tuned %s -> %s: %s", args.filler, args.output, json.dumps(info, default=str))
     log.info("fill with it: veil fill MASKED -o FILLED --filler %s --model %s", args.filler, args.output)
     return 0

@@ -62,17 +62,12 @@ def _fields(args: argparse.Namespace):
     return fields_of(args)
 
 
-def _masker_names(args: argparse.Namespace) -> list[str]:
-    from veil.cli.common import add_terms_masker, maskers_of
-
-    return add_terms_masker(maskers_of(args), {}, getattr(args, "add_terms", None))[0]
-
-
-def _masker_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+def _maskers(args: argparse.Namespace) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The masker names and options of the run (``--add-terms``'s file read here, once for every input)."""
     from veil.cli.common import add_terms_masker, maskers_of, parse_options
 
     names = maskers_of(args)
-    return add_terms_masker(names, parse_options(args.set, names), getattr(args, "add_terms", None))[1]
+    return add_terms_masker(names, parse_options(args.set, names), getattr(args, "add_terms", None))
 
 
 def _exclude(args: argparse.Namespace) -> list[str]:
@@ -83,15 +78,16 @@ def _exclude(args: argparse.Namespace) -> list[str]:
     return [line.strip() for line in read_text(args.exclude, "--exclude file").splitlines() if line.strip()]
 
 
-def mask_file(args: argparse.Namespace, path: str, output: str | None, each: bool = False) -> dict[str, Any]:
+def mask_file(args: argparse.Namespace, path: str, output: str | None, maskers: tuple[list[str], dict[str, Any]],
+              exclude: list[str], each: bool = False) -> dict[str, Any]:
     """One input through the corpus loop: masked into ``output``, or only counted (``output`` None)."""
     from veil.cli.common import progress_of
     from veil.run.corpus import mask_corpus
     from veil.run.executors import executor_of
 
     executor = executor_of(args)
-    return mask_corpus(path, output, _masker_names(args), placeholder=args.placeholder, options=_masker_options(args),
-                       exclude=_exclude(args), keep=args.keep, fields=_fields(args), input_format=args.input_format,
+    return mask_corpus(path, output, maskers[0], placeholder=args.placeholder, options=maskers[1],
+                       exclude=exclude, keep=args.keep, fields=_fields(args), input_format=args.input_format,
                        output_format=args.output_format,
                        reader_options={"speakers": args.speakers} if args.speakers else None,
                        drop=args.drop_field, batch_size=args.batch_size, limit=args.limit,
@@ -136,12 +132,13 @@ def run(args: argparse.Namespace) -> int:
             raise VeilError("--stats-json needs --stats")
         check_target(args.stats_json, f"--stats-json {args.stats_json}")  # before the work, not after it
     stats = {}
+    maskers, exclude = _maskers(args), _exclude(args)  # the files they name read once, not once per input
     if args.output:  # one pass: the statistics come from the detection that masks
-        stats[args.inputs[0]] = mask_file(args, args.inputs[0], args.output, each=args.stats)
+        stats[args.inputs[0]] = mask_file(args, args.inputs[0], args.output, maskers, exclude, each=args.stats)
     if args.stats:
         for path in args.inputs:
             if path not in stats or stats[path].get("complete_already") or stats[path]["masked_now"] < stats[path]["records"]:
-                stats[path] = mask_file(args, path, None, each=True)  # a resumed or reused output counted only part of it
+                stats[path] = mask_file(args, path, None, maskers, exclude, each=True)  # a resumed or reused output counted only part of it
         print_stats_table(stats)
         if args.stats_json:
             from veil.io.atomic import write_json_atomic

@@ -119,7 +119,7 @@ def gap_by_word(spec: Any, out: Path, technique: str, word_vocab: int | None = N
     ``word_vocab``: also the gap without words outside wordfreq's top ``word_vocab`` (see the module)."""
     from veil.cache import StageCache
     from veil.experiment.runner import load_corpus
-    from veil.mask.engine import MaskingEngine
+    from veil.run.components import build_engine
     from veil.downstream import lm
     from veil.downstream.lm import LMSettings, stream_nll
 
@@ -137,8 +137,7 @@ def gap_by_word(spec: Any, out: Path, technique: str, word_vocab: int | None = N
     s = LMSettings.from_dict({"seed": spec.seed, **spec.lm})
     docs = load_corpus(spec.test)
     test = [d.text for d in docs]
-    engine = MaskingEngine.from_names([technique], style="mask", options={technique: spec.techniques[technique]},
-                                      keep=spec.keep)
+    engine = build_engine([technique], "mask", {technique: spec.techniques[technique]}, keep=spec.keep)
     spans = []
     for i in range(0, len(test), 512):
         spans.extend([[(sp.start, sp.end) for sp in doc] for doc in engine.detect(docs[i:i + 512])])
@@ -241,7 +240,7 @@ def to_markdown(r: dict[str, Any]) -> str:
 
 
 def write(r: dict[str, Any], out: Path) -> Path:
-    from veil.report.tables import atomic_write
+    from veil.io.atomic import write_text_atomic as atomic_write
 
     p = out / f"gap_by_word_{r['technique']}.md"
     atomic_write(p, to_markdown(r))

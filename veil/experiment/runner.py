@@ -141,6 +141,7 @@ class ExperimentRunner:
         def work(tmp: Path) -> dict[str, Any]:
             from veil.io.records import read_masked
             from veil.registry import fillers
+            from veil.run.inmemory import fill_documents
 
             filler = fillers.get(v.filler)
             docs = list(read_masked(masked_dir / "masked.jsonl"))
@@ -156,7 +157,7 @@ class ExperimentRunner:
                 texts = read_texts(fdir / "filled.jsonl")
             return filler.finetune(docs, tmp / "model", texts=texts, data=data, model=v.model,
                                    rounds=int(opts.pop("rounds", 1)), k=v.k, seed=self.spec.seed,
-                                   progress=self.progress, **opts)
+                                   progress=self.progress, fill=fill_documents, **opts)
 
         return self.cache.run("filler_ft", stable_hash(settings), settings, work)
 

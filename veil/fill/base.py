@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,13 +53,15 @@ class Filler:
     @classmethod
     def finetune(cls, docs: Sequence[MaskedDocument], output_dir: str | Path, *, texts: Sequence[str] | None = None,
                  data: str = "mask-free", model: str | None = None, rounds: int = 1, k: int = 10, seed: int = 0,
-                 progress: bool = True, **options: Any) -> dict[str, Any]:
+                 progress: bool = True, fill: Any = None, **options: Any) -> dict[str, Any]:
         """Fine-tune this filler's model for a masked corpus into ``output_dir`` (then fill with
         ``model=output_dir``); returns a summary. The one hook the experiment runner and
         ``veil finetune`` call: a filler that can learn implements it, and nothing else changes.
 
         Training text: ``texts`` when given, else what ``data`` names (``mask-free``: the documents
-        without placeholders; a filler may know more, see :attr:`finetune_data`). ``options`` are the
+        without placeholders; a filler may know more, see :attr:`finetune_data`). ``fill(filler, docs,
+        progress)`` is the caller's in-memory corpus loop (:func:`veil.run.inmemory.fill_documents`), for a
+        hook that fills the corpus itself (the MLM's fill -> fine-tune rounds). ``options`` are the
         filler's training settings (``epochs``, ``max_steps``, ``batch_size``, ``lr``, ...): an
         option the filler does not know is an error."""
         raise VeilError(f"the {cls.name} filler cannot be fine-tuned")
@@ -113,41 +114,6 @@ def lora_finetune(name: str, train: Any, docs: Sequence[MaskedDocument], output_
     except TypeError as e:
         raise VeilError(f"{name} fine-tuning: {e}") from None
     return {"texts": len(texts), **(info or {})}
-
-
-_ARTICLE_BEFORE = re.compile(r"(?<![\w'’-])(a|an|A|An|AN)(\s+)$")
-#: letters whose names start with a vowel sound ("an F B I agent", "an M G"); words that start with one
-#: although written with a consonant ("an hour"), or with a consonant although written with a vowel ("a union")
-_VOWEL_LETTERS = frozenset("AEFHILMNORSX")
-_SILENT_H = ("hour", "honest", "honor", "honour", "heir")
-_YOU_SOUND = re.compile(r"(?:uni|use|usu|uti|ure|euro?|eu|one\b|once\b|u[bcdfgklmnprst][aeiou])", re.IGNORECASE)
-
-
-def with_article(before: str, value: str) -> str:
-    """``before`` (the text up to a substitute) with its last word "a" / "an" agreeing with ``value``: the
-    article was said for the original ("I'm an [artist]"), the substitute may need the other one ("I'm a
-    chiropractor"). Anything else is returned unchanged."""
-    m = _ARTICLE_BEFORE.search(before)
-    if m is None or not value:
-        return before
-    if m.group(1)[0] == "A" and before[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", ":", '"', "“", "\n"):
-        return before  # a capital "A" inside a sentence is a letter ("grade A"), not the article
-    word = value.split()[0].strip("\"'“‘(")
-    if not word:
-        return before
-    if word[0].isdigit():
-        an = bool(re.match(r"(?:8|11|18)(?!\d)|8\d", word))
-    elif len(word) == 1 or (word.isupper() and len(word) <= 4 and "." not in word):
-        an = word[0].upper() in _VOWEL_LETTERS  # letters said one by one
-    else:
-        low = word.lower()
-        an = (low[0] in "aeiou" and not _YOU_SOUND.match(low)) or low.startswith(_SILENT_H)
-    article = m.group(1)
-    want = "an" if an else "a"
-    if article.lower() == want:
-        return before
-    new = want.upper() if article.isupper() and len(article) > 1 else want.capitalize() if article[0].isupper() else want
-    return before[:m.start(1)] + new + m.group(2)
 
 
 def doc_rng(seed: int, doc_id: str) -> random.Random:
@@ -207,14 +173,12 @@ def document_slots(doc: MaskedDocument, merge_masks: bool = True) -> list[Slot]:
     return slots
 
 
-def _default_avoid(technique: str) -> AbstractSet[str]:
-    """The word list the masker of ``technique`` uses by default (wordfreq top 5,000 / 10,000)."""
-    if technique == "allow_list":
-        from veil.mask.allow_list import AllowListMasker
+def default_avoid(technique: str) -> AbstractSet[str]:
+    """The word list Top-K keeps substitutes of ``technique``'s spans off by default: the vocabulary its
+    masker masks outside of (the allow_list / vocab_threshold maskers: wordfreq's top 5,000 / 10,000
+    words); empty for every other technique."""
+    if technique not in AVOID_TECHNIQUES:
+        return frozenset()
+    from veil.registry import maskers
 
-        return AllowListMasker().vocabulary
-    if technique == "vocab_threshold":
-        from veil.mask.vocab_threshold import VocabThresholdMasker
-
-        return VocabThresholdMasker().vocabulary
-    return frozenset()
+    return maskers.get(technique)().vocabulary

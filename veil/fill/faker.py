@@ -18,27 +18,40 @@ import re
 
 from veil.errors import VeilError
 from veil.fill import typed
-from veil.fill.loop import CandidateFiller
+from veil.fill.draws import DrawFiller
 from veil.fill.state import DocState
 from veil.markers import MARKER_RE
 
+#: the candidate count every filler is built with unless told otherwise (the experiment runner passes it to all)
+_DEFAULT_K = 10
 
-class FakerFiller(CandidateFiller):
-    """``FakerFiller(seed=0)``: typed placeholders by generators, plain markers by a context-free word."""
+
+class FakerFiller(DrawFiller):
+    """``FakerFiller(seed=0)``: typed placeholders by generators, plain markers by a context-free word.
+
+    It has no model: ``model`` must be None, ``strategy`` ``top1`` (or ``sample`` with ``rank_types``: the
+    ranked draw is drawn with the scores' softmax instead of the best taken), ``k`` its default; anything
+    else is an error, not ignored. The other options are :class:`veil.fill.draws.DrawFiller`'s.
+    """
 
     name = "faker"
     description = "generated values of each placeholder's type"  # the report's legend
 
-    def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
-                 batch_size: int = 64, *, types: str = "on", match_case: bool = True, **options) -> None:
+    def __init__(self, model: str | None = None, strategy: str = "top1", k: int = _DEFAULT_K, seed: int = 0, *,
+                 types: str = "on", match_case: bool = True, entities: str = "draw", **options) -> None:
         if model is not None:
             raise VeilError("the faker filler uses no model; drop --model, or choose a model filler (llm, mlm)")
-        if options.get("entities", "draw") != "draw":
+        if entities != "draw":
             raise VeilError("the faker filler draws entities (it has no model to propose them)")
+        if strategy not in ("top1", "sample") or (strategy == "sample" and not options.get("rank_types")):
+            raise VeilError(f"the faker filler draws one value per placeholder: strategy {strategy!r} needs a model "
+                            "filler (llm, mlm); faker takes sample only with rank_types")
+        if k != _DEFAULT_K:
+            raise VeilError("the faker filler has no candidate list to take K from; drop k "
+                            "(type_candidates is how many draws rank_types compares)")
         # types="on": the labels the mask stage recorded for [MASK] markers are used too;
         # match_case: a lower-cased transcript ("hi this is [PERSON_NAME_1]") gets lower-case names
-        super().__init__(strategy=strategy, k=k, seed=seed, batch_size=batch_size, types=types,
-                         match_case=match_case, **options)
+        super().__init__(seed, types=types, match_case=match_case, rank_sample=strategy == "sample", **options)
 
     def _start(self, doc):
         st = super()._start(doc)
@@ -46,21 +59,14 @@ class FakerFiller(CandidateFiller):
             st.lowercase = False  # "[PERSON_NAME_1], my name is ...": the capital was masked, not absent
         return st
 
-    def _resolve_without_model(self, st: DocState) -> bool:
-        if super()._resolve_without_model(st):
-            return True
-        slot = st.slot
-        if self._ranked(st, slot):
-            return False  # the loop's rank step
-        if self._kind(st, slot) != "word" and typed.has_fallback(slot.label):
-            self._assign(st, slot, self._format_value(st, slot))
-        else:
-            self.stats["plain_word"] += 1
-            self._assign(st, slot, typed.plain_word(st.rng))
-        return True
-
-    def propose_batch(self, texts, targets, k):  # never reached: every slot is resolved above
-        raise AssertionError("the faker filler has no model")
+    def _open_step(self, pending: list[DocState]) -> None:
+        for st in pending:
+            slot = st.slot
+            if self._kind(st, slot) != "word" and typed.has_fallback(slot.label):
+                self._assign(st, slot, self._format_value(st, slot))
+            else:
+                self.stats["plain_word"] += 1
+                self._assign(st, slot, typed.plain_word(st.rng))
 
 
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+)([^\W\d_])")

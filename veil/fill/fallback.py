@@ -1,14 +1,13 @@
 """Fill stage: fill a batch without ever aborting on one document (its types' fallback values instead).
 
 :func:`fill_batch` is the batch function every fill goes through (the corpus loop, the Python API,
-the Ray and HF executors, fine-tuning rounds): a document the filler fails on is filled by
+the Ray and HF executors): a document the filler fails on is filled by
 :func:`fallback_fill` and reported as a :class:`FillFailure`.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -50,9 +49,8 @@ def fill_batch(docs: Sequence[MaskedDocument], filler: Any,
 def fallback_fill(doc: MaskedDocument, seed: int = 0) -> FilledDocument:
     """Every marker of ``doc`` replaced by its type's Faker value (or ``FALLBACK_WORD``), same key same value."""
     from veil.fill import typed
-    from veil.fill.base import doc_rng, document_slots, with_article
-    from veil.markers import unescape
-    from veil.types import Substitution
+    from veil.fill.assemble import assemble
+    from veil.fill.base import doc_rng, document_slots
 
     try:
         slots = document_slots(doc)
@@ -60,37 +58,7 @@ def fallback_fill(doc: MaskedDocument, seed: int = 0) -> FilledDocument:
         slots = document_slots(replace(doc, placeholders=()))
     rng = doc_rng(seed, doc.id)
     values: dict[str, str] = {}
-    parts: list[str] = []
-    subs: list[Substitution] = []
-    pos = out_len = 0
     for s in slots:
         if s.key not in values:
             values[s.key] = typed.fake_value(s.label, rng, s.shape) if typed.has_fallback(s.label) else FALLBACK_WORD
-        value = values[s.key]
-        seg = unescape(doc.text[pos:s.start])
-        if typed.label_kind(s.label) != "word":
-            seg = with_article(seg, value)
-        parts += [seg, value]
-        out_len += len(seg)
-        subs.append(Substitution(doc.id, s.marker, s.key, s.label, value, out_len, out_len + len(value)))
-        out_len += len(value)
-        pos = s.end
-    parts.append(unescape(doc.text[pos:]))
-    return FilledDocument(doc.id, "".join(parts), tuple(subs), doc.person, doc.group, dict(doc.meta))
-
-
-def fill_documents(filler: Any, docs: Sequence[MaskedDocument], chunk_size: int = 256,
-                   progress: bool = False) -> list[FilledDocument]:
-    """Fill in memory, chunk by chunk, with a progress bar (fine-tuning rounds on a filler's own fills)."""
-    from tqdm import tqdm
-
-    from veil.io.formats import iter_batches
-
-    out: list[FilledDocument] = []
-    # disable=None: no bar when stderr is not a terminal (a log file of an unattended run stays readable)
-    with tqdm(total=len(docs), initial=0, desc="fill", unit="doc", disable=None if progress else True,
-              file=sys.stderr, dynamic_ncols=True) as bar:
-        for batch in iter_batches(docs, chunk_size):
-            out.extend(fill_batch(batch, filler))
-            bar.update(len(batch))
-    return out
+    return assemble(doc, slots, [values[s.key] for s in slots])

@@ -1,82 +1,57 @@
-"""Fill stage: the fill loop every model back-end shares (:class:`CandidateFiller`).
+"""Fill stage: the filler of every model back-end (:class:`CandidateFiller`).
 
 A back-end implements only ``propose_batch`` (ranked whole-word candidates for one marker of each
-of many texts). The loop:
-
-1. finds the slots of each document (:func:`veil.fill.base.document_slots`: its unescaped markers,
-   checked against its placeholders, consecutive ``[MASK]`` markers merged, paper §4.2.4);
-2. fills them left to right, one at a time (Top-1 exactly as the paper describes); step *t* asks the
-   back-end for the next remaining marker of every document of the group at once, so the model runs
-   batched across documents; the back-end is shown the text as filled so far, up to
-   :data:`veil.fill.state.WINDOW` characters either side of the marker (every back-end reads less: ``llm`` 64 words
-   left and up to the next marker right, ``mlm`` 512 tokens), so a fill costs the same at the start
-   and at the end of a long document and the loop is linear in a document's length;
-3. chooses among the candidates with the strategy (``top1``; ``topk``: uniform among the top K,
-   re-drawn while the word is on the allow / vocabulary list of the technique that masked it;
-   ``sample``: the same avoidance, then a draw with the model's probabilities, see
-   :mod:`veil.fill.strategies`); each document draws from its own RNG seeded from
-   ``(seed, document id)`` (:func:`veil.fill.base.doc_rng`), so results depend neither on batch
-   composition nor on threads: all state of a fill lives in the call, one :class:`DocState` per document;
-4. gives typed placeholders a substitute of their type (see :mod:`veil.fill.typed`), and numbered
-   placeholders one substitute per key and document (``[PERSON_NAME_1]`` is the same name at every
-   occurrence, drawn anew in every document, and different from the document's other
-   ``PERSON_NAME`` keys);
-5. checks that no marker is left, unescapes user look-alikes (``[\\MASK]`` -> ``[MASK]``) and
-   returns ``FilledDocument`` objects with one ``Substitution`` per (merged) marker.
+of many texts). The loop (slots, typed draws, numbered keys: :class:`veil.fill.draws.DrawFiller`)
+hands it the open slots, one step at a time: step *t* asks the back-end for the next open marker of
+every document of the group at once, so the model runs batched across documents; the back-end is
+shown the text as filled so far, up to :data:`veil.fill.state.WINDOW` characters either side of the
+marker (every back-end reads less: ``llm`` 64 words left and up to the next marker right, ``mlm`` 512
+tokens), so a fill costs the same at the start and at the end of a long document and the loop is
+linear in a document's length. It chooses among the candidates with the strategy (``top1``;
+``topk``: uniform among the top K, re-drawn while the word is on the allow / vocabulary list of the
+technique that masked it; ``sample``: the same avoidance, then a draw with the model's probabilities,
+see :mod:`veil.fill.strategies`), from the document's own RNG.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from typing import AbstractSet, Any, Mapping, Sequence
 
 from veil.errors import VeilError
-from veil.fill import ranking, strategies, typed
-from veil.fill.base import (AVOID_TECHNIQUES, CANDIDATE_MARGIN, Filler, Slot, _default_avoid, doc_rng, document_slots,
-                            with_article)
-from veil.fill.state import WINDOW, DocState, _forges, _forges_marker  # noqa: F401  (WINDOW re-exported)
-from veil.markers import MARKER_RE, find_markers, unescape
-from veil.shapes import PERSON_LABELS
-from veil.types import FilledDocument, MaskedDocument, Substitution
+from veil.fill import strategies, typed
+from veil.fill.base import AVOID_TECHNIQUES, CANDIDATE_MARGIN, Slot, default_avoid
+from veil.fill.draws import DrawFiller
+from veil.fill.state import WINDOW, DocState, _forges_marker  # noqa: F401  (WINDOW re-exported)
 
 log = logging.getLogger(__name__)
 
 _BAD_CANDIDATE_RE = re.compile(r"[\[\]\s]|^$")  # brackets could forge a marker; a word has no spaces
 
 
-class CandidateFiller(Filler):
-    """Fills markers one at a time, left to right, choosing among a model's ranked whole-word candidates.
+class CandidateFiller(DrawFiller):
+    """Fills the open markers one at a time, left to right, choosing among a model's ranked whole-word candidates.
 
-    Model back-ends (``mlm``, ``llm``) implement only ``propose_batch``; the fill loop, the Top-1 /
-    Top-K strategies, avoidance of allow-listed words, typed and numbered consistency live in this
-    class so every back-end behaves the same.
+    Model back-ends (``mlm``, ``llm``) implement only ``propose_batch``; the Top-1 / Top-K strategies and
+    avoidance of allow-listed words live here, the loop, typed and numbered consistency in
+    :class:`veil.fill.draws.DrawFiller` (its options: ``types``, ``match_case``, ``rank_types``, ...), so every
+    back-end behaves the same.
 
     Options: ``avoid={technique: words}`` replaces the default avoid-lists (the allow_list and
     vocab_threshold maskers' default vocabularies, loaded when first needed; ``avoid={}`` turns
     avoidance off); ``avoid_in_top1`` applies the lists to Top-1 as well (off: the paper's Top-1 is
     the plain best prediction); ``entity_candidates`` is how many candidates an entity-typed marker
-    asks for before spaCy checks them; ``merge_masks`` merges consecutive ``[MASK]`` markers;
-    ``group_size`` is how many documents one batched step covers; ``ner_model`` the spaCy model;
-    ``faker_tries``: Faker draws checked by spaCy when no model candidate of an entity type passes;
-    ``types``: ``"auto"`` fills typed and numbered placeholders by type and ``[MASK]`` markers with
-    plain words (the paper's setting, even where the mask stage recorded a label), ``"on"`` uses the
-    recorded labels for ``[MASK]`` markers too, ``"off"`` fills everything with plain words;
-    ``temperature``: the ``sample`` strategy's softmax temperature over the back-end's scores;
-    ``avoid_proposals``: where the strategy avoids a word list, ask the back-end for candidates off
-    that list in the first place (back-ends with ``supports_exclude``: ``llm``), instead of drawing
-    among the model's top K and dropping the listed ones afterwards (the paper's Top-K), which for
-    a name or a rare word often leaves only function words ("the", "and") to choose from;
-    ``match_case``: in a document whose text has no capital letter (a lower-cased corpus such as
-    PTB), substitutes are lower-cased too, so the filled corpus keeps the corpus's conventions;
-    ``entities``: ``"draw"`` (default) gives names, places and organisations a draw of their type in
-    the original's shape (:mod:`veil.fill.entities`), ``"propose"`` the back-end's words that spaCy
-    tags with the type (the earlier behaviour: fluent, but often not a name: "Ke", "Remove Ad");
-    ``rank_types``: a language model picks among ``type_candidates`` draws the one that fits the
-    sentence (:mod:`veil.fill.ranking`; ``rank_labels``: which labels, by default persons whose
-    gender the shape leaves open); ``gender_cues``: without ranking, a person's first name takes
-    the gender the words around it give ("my daughter", "she"), else a coin's.
+    asks for before spaCy checks them; ``ner_model`` the spaCy model; ``faker_tries``: also the Faker
+    draws checked by spaCy when no model candidate of an entity type passes; ``temperature``: the
+    ``sample`` strategy's softmax temperature over the back-end's scores; ``avoid_proposals``: where the
+    strategy avoids a word list, ask the back-end for candidates off that list in the first place
+    (back-ends with ``supports_exclude``: ``llm``), instead of drawing among the model's top K and
+    dropping the listed ones afterwards (the paper's Top-K), which for a name or a rare word often
+    leaves only function words ("the", "and") to choose from; ``entities``: ``"draw"`` (default) gives
+    names, places and organisations a draw of their type in the original's shape
+    (:mod:`veil.fill.entities`), ``"propose"`` the back-end's words that spaCy tags with the type (the
+    earlier behaviour: fluent, but often not a name: "Ke", "Remove Ad").
     """
 
     supports_exclude = False  # whether propose_batch takes ``exclude`` (see avoid_proposals)
@@ -98,39 +73,26 @@ class CandidateFiller(Filler):
                  **options) -> None:
         if strategy not in strategies.STRATEGIES:
             raise VeilError(f"unknown strategy {strategy!r}; choose from {', '.join(strategies.STRATEGIES)}")
-        if types not in ("auto", "on", "off"):
-            raise VeilError(f"types must be auto, on or off, got {types!r}")
-        self.types = types
         if entities not in ("draw", "propose"):
             raise VeilError(f"entities must be draw or propose, got {entities!r}")
-        if not isinstance(rank_types, bool) or type_candidates < 1:
-            raise VeilError("rank_types must be true or false and type_candidates at least 1")
-        self.entities, self.rank_types, self.type_candidates = entities, rank_types, type_candidates
-        self.gender_cues = gender_cues
-        self.rank_labels = ranking.RANKED_LABELS if rank_labels is None else frozenset(rank_labels)
-        if not self.rank_labels <= ranking.RANKABLE:
-            raise VeilError(f"rank_labels: only {', '.join(sorted(ranking.RANKABLE))} can be ranked")
         if k < 1 or batch_size < 1 or group_size < 1 or entity_candidates < 1:
             raise VeilError("k, batch_size, group_size and entity_candidates must be at least 1")
-        if not temperature > 0:
-            raise VeilError(f"temperature must be positive, got {temperature!r}")
         if avoid_proposals and not self.supports_exclude:
             raise VeilError(f"the {self.name} filler cannot keep listed words out of its proposals "
                             "(avoid_proposals needs a back-end with supports_exclude, e.g. llm)")
-        self.strategy, self.k, self.seed, self.batch_size = strategy, k, seed, batch_size
-        self.temperature = float(temperature)
+        super().__init__(seed, types=types, match_case=match_case, rank_types=rank_types,
+                         type_candidates=type_candidates, rank_labels=rank_labels, rank_sample=strategy != "top1",
+                         temperature=temperature, gender_cues=gender_cues, faker_tries=faker_tries,
+                         merge_masks=merge_masks, group_size=group_size)
+        self.entities = entities
+        self.strategy, self.k, self.batch_size = strategy, k, batch_size
         self.avoid_proposals = avoid_proposals
-        self.match_case = match_case
         self.options = options
         self._avoid_given = avoid is not None
         self._avoid = {} if avoid is None else {t: frozenset(w.lower() for w in ws) for t, ws in avoid.items()}
         self.avoid_in_top1 = avoid_in_top1
         self.entity_candidates = entity_candidates
-        self.faker_tries = max(1, faker_tries)
-        self.merge_masks = merge_masks
-        self.group_size = group_size
         self.verifier = typed.EntityVerifier(ner_model)
-        self.stats: Counter[str] = Counter()
 
     # --- the back-end's part -------------------------------------------------------------------
     def propose_batch(self, texts: Sequence[str], targets: Sequence[tuple[int, int]],
@@ -147,7 +109,7 @@ class CandidateFiller(Filler):
         if technique not in self._avoid:
             if technique not in AVOID_TECHNIQUES or self._avoid_given:
                 return frozenset()
-            self._avoid[technique] = _default_avoid(technique)
+            self._avoid[technique] = default_avoid(technique)
         return self._avoid[technique]
 
     def _avoid_for(self, slot: Slot) -> AbstractSet[str]:
@@ -159,96 +121,7 @@ class CandidateFiller(Filler):
             return frozenset()
         return lists[0] if len(lists) == 1 else frozenset().union(*lists)
 
-    # --- the loop -------------------------------------------------------------------------------
-    def _fill(self, docs: Sequence[MaskedDocument]) -> list[FilledDocument]:
-        out: list[FilledDocument] = []
-        for g in range(0, len(docs), self.group_size):
-            out.extend(self._fill_group(docs[g:g + self.group_size]))
-        return out
-
-    def _start(self, doc: MaskedDocument) -> DocState:
-        st = DocState(doc, document_slots(doc, self.merge_masks), doc_rng(self.seed, doc.id))
-        if self.match_case:
-            st.lowercase = not any(c.isupper() for c in MARKER_RE.sub(" ", doc.text))
-        return st
-
-    def _fill_group(self, docs: Sequence[MaskedDocument]) -> list[FilledDocument]:
-        states = [self._start(d) for d in docs]
-        active = [st for st in states if st.slot is not None]
-        while active:
-            pending: list[DocState] = []
-            to_rank: list[DocState] = []
-            for st in active:
-                while st.slot is not None and self._resolve_without_model(st):
-                    pass
-                if st.slot is not None:
-                    (to_rank if self._ranked(st, st.slot) else pending).append(st)
-            if to_rank:
-                self._rank_step(to_rank)
-            if pending:
-                self._model_step(pending)
-            active = [st for st in pending + to_rank if st.slot is not None]
-        return [self._finish(st) for st in states]
-
-    def _kind(self, st: DocState, slot: Slot) -> str:
-        """How a slot is filled: ``word`` (the back-end's words), ``entity`` (the back-end's words that
-        NER tags with the type: ``entities="propose"``) or ``format`` (drawn: formats, and entities by default)."""
-        if self.types == "off" or (self.types == "auto" and st.doc.style == "mask"):
-            return "word"
-        kind = typed.label_kind(slot.label)
-        if kind == "entity" and self.entities == "draw" and typed.has_fallback(slot.label):
-            return "format"
-        return kind
-
-    def _ranked(self, st: DocState, slot: Slot) -> bool:
-        return (self.rank_types and ranking.ranks(slot.label, slot.shape, self.rank_labels)
-                and self._kind(st, slot) == "format")
-
-    @property
-    def type_scorer(self):
-        """The sentence scorer that ranks typed draws (``rank_types``): SmolLM2 unless a back-end has its own."""
-        return ranking.default_scorer()
-
-    def _resolve_without_model(self, st: DocState) -> bool:
-        slot = st.slot
-        if slot.key in st.assigned:
-            st.put(st.value_of(slot))
-            return True
-        if self._kind(st, slot) == "format" and not self._ranked(st, slot):
-            self._assign(st, slot, self._format_value(st, slot))
-            return True
-        return False
-
-    def _rank_step(self, pending: list[DocState]) -> None:
-        """Typed slots of many documents at once: draws of the type, the one its sentence scores best."""
-        cands = [ranking.draw_candidates(st.slot.label, st.slot.shape, st.rng, self.type_candidates,
-                                         taken=st.used.get(st.slot.label, ()),
-                                         lowercase=st.lowercase and st.slot.shape is None,
-                                         forges=lambda v, st=st: _forges(st, v)) for st in pending]
-        picks = ranking.choose(self.type_scorer, [st.view(512, 512) for st in pending], cands,
-                               [st.rng for st in pending], sample=self.strategy != "top1",
-                               temperature=self.temperature)
-        self.stats["ranked"] += len(pending)
-        for st, pick in zip(pending, picks):
-            self._assign(st, st.slot, pick if pick is not None else self._format_value(st, st.slot))
-
-    def _format_value(self, st: DocState, slot: Slot) -> str:
-        """A generated value of the slot's type and shape, unlike the document's other keys of that type."""
-        taken = st.used.get(slot.label, ())
-        gender = None
-        if self.gender_cues and slot.label in PERSON_LABELS:
-            gender = ranking.gender_cue(st.view(200, 200))
-            self.stats["gender_cue"] += gender is not None
-        shape = slot.shape
-        if shape is None and slot.marker.startswith("[MASK]") and typed.entity_kind(slot.label):
-            shape = " ".join(["W"] * slot.marker.count("[MASK]"))  # "[MASK] [MASK]" was two words
-        for _ in range(self.faker_tries):
-            value = typed.fake_value(slot.label, st.rng, shape, gender)
-            if value not in taken and not _forges(st, value):
-                break
-        self.stats["faker"] += 1
-        return value
-
+    # --- the open slots: the back-end's words ----------------------------------------------------
     def _wanted(self, st: DocState, slot: Slot) -> int:
         n = self.k if (self.strategy in strategies.K_STRATEGIES or self.avoid_in_top1) else 1
         if self._kind(st, slot) == "entity":
@@ -257,7 +130,7 @@ class CandidateFiller(Filler):
             n += len(st.used.get(slot.label, ()))
         return n + CANDIDATE_MARGIN
 
-    def _model_step(self, pending: list[DocState]) -> None:
+    def _open_step(self, pending: list[DocState]) -> None:
         slots = [st.slot for st in pending]
         views = [st.view() for st in pending]
         k_req = max(self._wanted(st, s) for st, s in zip(pending, slots))
@@ -346,37 +219,3 @@ class CandidateFiller(Filler):
                 self.stats["no_acceptable_candidate"] += 1
                 return w
         raise VeilError(f"document {st.doc.id!r}: the model proposed no usable word for {slot.marker}")
-
-    def _assign(self, st: DocState, slot: Slot, value: str) -> None:
-        """``value`` becomes the substitute of the slot's key and fills the current slot."""
-        if st.lowercase and slot.shape is None:  # (drawn values too; a shape already says the case)
-            value = value.lower()
-        st.assigned[slot.key] = (value, slot.shape)
-        st.used.setdefault(slot.label, set()).add(value)
-        st.put(value)
-        self.stats["filled"] += 1
-
-    def _finish(self, st: DocState) -> FilledDocument:
-        doc = st.doc
-        text = "".join(st.pieces) + doc.text[st.pos:]
-        left = find_markers(text)
-        if left:
-            raise VeilError(f"document {doc.id!r}: {len(left)} marker(s) left after filling "
-                            f"(first {text[left[0][0]:left[0][1]]!r})")
-        parts: list[str] = []
-        subs: list[Substitution] = []
-        pos = out_len = 0
-        for s in st.slots:
-            value = st.values[s.index]
-            seg = unescape(doc.text[pos:s.start])
-            if typed.label_kind(s.label) != "word":  # a drawn value; a model's word agrees with its context
-                seg = with_article(seg, value)
-            parts.append(seg)
-            out_len += len(seg)
-            subs.append(Substitution(doc.id, s.marker, s.key, s.label, value, out_len, out_len + len(value)))
-            parts.append(value)
-            out_len += len(value)
-            pos = s.end
-        parts.append(unescape(doc.text[pos:]))
-        return FilledDocument(doc.id, "".join(parts), tuple(subs), person=doc.person, group=doc.group,
-                              meta=dict(doc.meta))

@@ -33,7 +33,8 @@ class LoRAFinetuned:
 
     @classmethod
     def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
-                 progress=True, **options):
+                 progress=True, fill=None, **options):
+        # fill: unused, one round on given or mask-free text has nothing to fill
         from veil.fill.base import lora_finetune
 
         return lora_finetune(cls.name, cls.lora_train(), docs, output_dir, texts=texts, data=data, rounds=rounds,

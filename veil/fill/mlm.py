@@ -389,29 +389,11 @@ class MLMFiller(CandidateFiller):
     finetune_default_data = "topk"
 
     @classmethod
-    def finetune(cls, docs, output_dir, *, texts=None, data="mask-free", model=None, rounds=1, k=10, seed=0,
-                 progress=True, **options):
-        """MLM fine-tuning (whole-word masking): on ``texts``, or ``rounds`` of fill -> fine-tune on ``data``.
-        ``options`` are :class:`veil.fill.finetune.MLMTrainConfig` fields (epochs, max_steps, lr, ...)."""
-        from pathlib import Path
+    def finetune(cls, docs, output_dir, **hook):
+        """MLM fine-tuning (whole-word masking): :func:`veil.fill.rounds.mlm_finetune` with this filler's loader."""
+        from veil.fill.rounds import mlm_finetune
 
-        from veil.fill.finetune import MLMTrainConfig, save_model, train_mlm
-        from veil.fill.rounds import finetune_rounds
-
-        try:
-            cfg = MLMTrainConfig(**{"seed": seed, **options})
-        except TypeError as e:
-            raise VeilError(f"mlm fine-tuning: {e}") from None
-        if texts is None:
-            return {"rounds": finetune_rounds(docs, output_dir, filler_cls=cls, load=load_mlm, model=model, data=data,
-                                              rounds=rounds, cfg=cfg, k=k, seed=seed, progress=progress)}
-        if rounds != 1:
-            raise VeilError("given training texts make one round; drop rounds")
-        mdl, tok = load_mlm(model)
-        info = train_mlm(mdl, tok, texts, cfg, progress=progress)
-        info.update(data="given texts", texts=len(texts), base_model=model)
-        save_model(mdl, tok, Path(output_dir), info)
-        return info
+        return mlm_finetune(cls, load_mlm, docs, output_dir, **hook)
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = 10, seed: int = 0,
                  batch_size: int = 64, *, device: str | None = None, dtype: str = "fp32",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from veil.errors import InputError, VeilError
-from veil.io.formats import RESERVED_FIELDS, Fields, detect_format, id_of, iter_records, text_of
+from veil.io.formats import RESERVED_FIELDS, Fields, detect_format, group_key, id_of, iter_records, text_of
 
 
 @dataclass
@@ -165,12 +165,12 @@ class _GroupCheck:
         if value is None:
             raise InputError(self.path, line, f"record {doc_id!r} has no group field {self.field!r}; with "
                              "--group-field every record needs one")
-        value = str(value)
-        if value == self.current:
+        key = group_key(value)
+        if key == self.current:
             return
-        digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
         if digest in self.seen:
             raise InputError(self.path, line, f"record {doc_id!r}: group {value!r} appears again after other groups; "
                              "the records of a group must be contiguous (sort the input by the group field)")
         self.seen.add(digest)
-        self.current = value
+        self.current = key

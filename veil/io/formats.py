@@ -281,6 +281,14 @@ def id_of(rec: dict[str, Any], fields: Fields, number: int) -> str:
     return str(number)
 
 
+def group_key(value: Any) -> str:
+    """What tells groups apart: a string group is itself, any other value (a number, a boolean) its JSON
+    with a prefix no string has, so ``1`` and ``"1"`` are two groups and each is written back as it was read."""
+    if isinstance(value, str):
+        return value
+    return "\x00" + json.dumps(value, sort_keys=True, default=str)
+
+
 def record_to_document(rec: Any, fields: Fields, path: str | Path, n: int | None, number: int) -> Document:
     text = text_of(rec, fields, path, n)
     person = rec.get(fields.person) if fields.person else None
@@ -288,7 +296,7 @@ def record_to_document(rec: Any, fields: Fields, path: str | Path, n: int | None
     used = {fields.text, fields.id, fields.person, fields.group}
     meta = {k: v for k, v in rec.items() if k not in used}
     return Document(id=id_of(rec, fields, number), text=text, person=None if person is None else str(person),
-                    group=None if group is None else str(group), meta=meta)
+                    group=group, meta=meta)
 
 
 def _read_records(fmt: str) -> Any:

@@ -140,7 +140,7 @@ def record_to_masked(rec: Any, fields: Fields | None = None, path: str | Path = 
     meta = {k: v for k, v in rec.items() if k not in used}
     return MaskedDocument(id_of(rec, fields, number), text, phs, style,
                           _opt_str(rec.get(fields.person)) if fields.person else None,
-                          _opt_str(rec.get(fields.group)) if fields.group else None, meta)
+                          rec.get(fields.group) if fields.group else None, meta)
 
 
 #: the field names veil itself writes (person / group too): what the record readers assume by default
@@ -209,7 +209,7 @@ def read_filled(path: str | Path, fmt: str | None = None, fields: Fields | None 
         meta = {k: v for k, v in rec.items() if k not in used}
         yield FilledDocument(doc_id, text, tuple(mine),
                              _opt_str(rec.get(fields.person)) if fields.person else None,
-                             _opt_str(rec.get(fields.group)) if fields.group else None, meta)
+                             rec.get(fields.group) if fields.group else None, meta)
     if pending is not None:
         raise InputError(str(subs_file), pending[0], f"substitution for document {pending[1].doc_id!r}, which is "
                          f"not in {path} at this position (both files must be in the same document order)")

@@ -6,11 +6,10 @@ import bisect
 import re
 from typing import Iterable, Sequence
 
-from veil.markers import lookalike_spans
+from veil.markers import DEFAULT_STYLE, lookalike_spans
 from veil.mask.base import Masker
 from veil.mask.normalise import OffsetMap, detection_view
 from veil.mask.placeholders import merge_spans, render
-from veil.registry import maskers as masker_registry
 from veil.textutil import normalise_surface
 from veil.types import Document, MaskedDocument, Span
 
@@ -26,9 +25,11 @@ class MaskingEngine:
     case in point: it already stands for an anonymised rare word, but a word masker sees the
     letters ``unk`` between brackets and would mask them, and a filler would turn the corpus's most
     frequent rare-word token into ``<somethingelse>``.
+
+    Built from registry names (with the option checks) by :func:`veil.run.components.build_engine`.
     """
 
-    def __init__(self, maskers: Sequence[Masker], style: str = "mask", exclude: Iterable[str] = (),
+    def __init__(self, maskers: Sequence[Masker], style: str = DEFAULT_STYLE, exclude: Iterable[str] = (),
                  keep: Iterable[str] = ()) -> None:
         if not maskers:
             raise ValueError("at least one masker is needed")
@@ -38,13 +39,6 @@ class MaskingEngine:
         keep = sorted({k for k in keep if k.strip()}, key=len, reverse=True)
         self.keep = keep
         self._keep_re = (re.compile("|".join(rf"(?<!\w){re.escape(k)}(?!\w)" for k in keep)) if keep else None)
-
-    @classmethod
-    def from_names(cls, names: Sequence[str], style: str = "mask", exclude: Iterable[str] = (),
-                   options: dict[str, dict] | None = None, keep: Iterable[str] = ()) -> "MaskingEngine":
-        options = options or {}
-        return cls([masker_registry.get(n)(**options.get(n, {})) for n in names], style=style, exclude=exclude,
-                   keep=keep)
 
     def detect(self, docs: Sequence[Document]) -> list[list[Span]]:
         """Merged spans per document, on the original texts.

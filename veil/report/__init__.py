@@ -16,19 +16,20 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
     """
     from veil.downstream.asr.stage import wer_markdown
     from veil.downstream.task.stage import task_markdown
-    from veil.report.tables import add_gap, atomic_write, to_csv, to_markdown, wall_times_markdown
+    from veil.io.atomic import write_text_atomic
+    from veil.report.tables import add_gap, to_csv, to_markdown, wall_times_markdown
 
     out = Path(out)
     add_gap(rows)
     methods = list(methods or dict.fromkeys(r["method"] for r in rows))
     techniques = list(techniques or dict.fromkeys(r["technique"] for r in rows if r["technique"]))
     title = f"veil experiment: {getattr(spec, 'name', '')}".rstrip(": ")
-    atomic_write(out / "results.csv", to_csv(rows))
+    write_text_atomic(out / "results.csv", to_csv(rows))
     md = to_markdown(rows, methods, techniques, title)
     times = wall_times_markdown(rows)
     wer = wer_markdown(rows, methods, techniques)
     task_md = task_markdown(rows, methods, techniques, getattr(spec, "task", None))
-    atomic_write(out / "results.md", md + (f"\n{task_md}" if task_md else "")
+    write_text_atomic(out / "results.md", md + (f"\n{task_md}" if task_md else "")
                  + (f"\n### Word error rate with the LM fused in (ASR)\n\n{wer}" if wer else "")
                  + "\n### Wall time per stage (seconds, when computed)\n\n" + times)
     if html:
@@ -53,4 +54,4 @@ def write_results(rows: list[dict[str, Any]], out: Path, spec: Any = None, html:
                            audit=extra_sections(extra_files), legend=legend, techniques=techniques,
                            noise=noise_note(rows), examples=examples or [], notes=notes, task_md=task_md,
                            wer_md=wer)
-        atomic_write(out / "report.html", page)
+        write_text_atomic(out / "report.html", page)

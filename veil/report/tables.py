@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any, Sequence
 
 from veil.downstream.asr.stage import COLUMNS as ASR_COLUMNS
@@ -16,12 +15,6 @@ COLUMNS = ["technique", "method", "perplexity", "masked_share", "gap_recovered",
            "filler_ft_s", "fill_s", "lm_finetune_s", "evaluate_s", "computed", "lm_dir",
            # the evaluations beside perplexity name their own columns (empty without their section)
            *TASK_COLUMNS, *ASR_COLUMNS]
-
-
-def atomic_write(path: Path, text: str) -> None:
-    from veil.io.atomic import write_text_atomic
-
-    write_text_atomic(path, text)
 
 
 def _gap(b0: float, oracle: float, ppl: float) -> float | None:

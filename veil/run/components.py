@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from veil.errors import VeilError
+from veil.markers import DEFAULT_STYLE, STYLES
 
 #: the maskers `veil mask`, `veil audit risk`, `veil audit identifiers` and `veil.mask` use by default:
 #: the case-robust neural tagger (int8, onnxruntime) and the DLP patterns. It measures best on every
@@ -16,39 +17,47 @@ from veil.errors import VeilError
 #: Presidio's fastest configuration (bench/bench_mask.py); spaCy's entity_tagger adds recall on
 #: capitalised text at twice the time and lower precision, so it is opt-in
 DEFAULT_MASKERS: tuple[str, ...] = ("neural_tagger", "dlp")
-#: typed, numbered placeholders ([PERSON_NAME_1]) give fills of the right type; the paper's [MASK] is "mask"
-DEFAULT_PLACEHOLDER = "numbered"
+DEFAULT_PLACEHOLDER = DEFAULT_STYLE
 DEFAULT_FILLER = "llm"
 
 
-def build_engine(maskers: Sequence[str] | None = None, placeholder: str = DEFAULT_PLACEHOLDER,
+def build_engine(maskers: Sequence[Any] | None = None, placeholder: str = DEFAULT_PLACEHOLDER,
                  options: Mapping[str, Mapping[str, Any]] | None = None, exclude: Iterable[str] = (),
                  keep: Iterable[str] = ()) -> Any:
-    """A :class:`~veil.mask.engine.MaskingEngine` from registry names; bad names / options are ``VeilError``."""
-    from veil.markers import STYLES
+    """The one builder of a :class:`~veil.mask.engine.MaskingEngine`: ``maskers`` are registry names (default
+    :data:`DEFAULT_MASKERS`) or ``Masker`` objects used as given; ``options`` per masker name. A bad name,
+    option or style is a ``VeilError``, raised before any model loads."""
+    from veil.config import check_call_options
     from veil.mask.engine import MaskingEngine
     from veil.registry import maskers as registry
 
-    names = list(maskers or DEFAULT_MASKERS)
+    if isinstance(maskers, str):
+        raise VeilError(f"maskers must be a list, e.g. maskers=[{maskers!r}]")
+    names = list(DEFAULT_MASKERS if maskers is None else maskers)
+    if not names:
+        raise VeilError("maskers must be a non-empty list of masker names or Masker objects")
+    if placeholder not in STYLES:
+        raise VeilError(f"unknown placeholder style {placeholder!r}; choose from {', '.join(STYLES)}")
     options = dict(options or {})
-    unused = set(options) - set(names)
+    unused = set(options) - {n for n in names if isinstance(n, str)}
     if unused:
-        raise VeilError(f"options given for maskers that are not run: {', '.join(sorted(unused))}")
+        given = all(isinstance(n, str) for n in names)
+        raise VeilError(f"options given for maskers that are not run: {', '.join(sorted(map(str, unused)))}" if given
+                        else "options apply to maskers given by name; configure Masker objects directly")
     built = []
     for name in names:
+        if not isinstance(name, str):
+            built.append(name)
+            continue
         try:
             cls = registry.get(name)
         except KeyError as e:
             raise VeilError(str(e.args[0])) from None
-        from veil.config import check_call_options
-
         check_call_options(cls, options.get(name, {}), f"masker {name}")  # --set dlp.min_score=abc: one line
         try:
             built.append(cls(**dict(options.get(name, {}))))
         except TypeError as e:  # an option the masker does not take
             raise VeilError(f"masker {name}: {e}") from None
-    if placeholder not in STYLES:
-        raise VeilError(f"unknown placeholder style {placeholder!r}; choose from {', '.join(STYLES)}")
     return MaskingEngine(built, style=placeholder, exclude=exclude, keep=keep)
 
 

@@ -163,10 +163,10 @@ def mask_corpus(input: str | Path, output: str | Path | None, maskers: Sequence[
                 raise VeilError("mask_corpus(engine=...) needs settings that identify the engine")
             run_settings = dict(settings)
         run_settings.update(input=summary.fingerprint, fields=vars(fields), drop=sorted(drop), limit=limit)
-        # a CSV / Parquet output has the input's columns: no id column the input did not have (the ids are
-        # record numbers then, and veil fill numbers the records again); JSONL records carry veil's fields
-        out_fields = fields if out_fmt not in ("csv", "parquet") or fmt in ("txt", "switchboard") \
-            or fields.id in summary.fields else Fields(fields.text, None, fields.person, fields.group)
+        # no id field the input did not have, in any format (the ids are record numbers then, and veil fill
+        # numbers the records again; the substitutions beside a filled file name them)
+        out_fields = fields if fmt in ("txt", "switchboard") or fields.id in summary.fields \
+            else Fields(fields.text, None, fields.person, fields.group)
         side = (placeholders_path(output) if output is not None and str(output) != "-" and not placeholder_columns
                 and out_fmt in ("csv", "parquet") else None)
         if side is not None or placeholder_columns:
@@ -253,6 +253,7 @@ def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings:
                         "limit": limit}
         side = substitutions_path(output) if substitutions and str(output) != "-" else None
         order = _field_order(summary.fields, ("placeholders", "style"))
+        out_fields = fields if fields.id in summary.fields else Fields(fields.text, None, fields.person, fields.group)
         t0 = time.perf_counter()
         with ResumableWriter(output, run_settings, out_fmt, overwrite=overwrite, sidecar=side,
                              text_field=fields.text, describe={"fields": vars(fields)}) as w:
@@ -277,7 +278,7 @@ def fill_corpus(input: str | Path, output: str | Path, filler: Any, *, settings:
                 subs = [r for d in filled for r in substitution_records(d)]
                 n_subs += len(subs)
                 # unrounded: a fast chunk is not 0 s
-                w.write([order(filled_to_record(d, fields)) for d in filled], subs,
+                w.write([order(filled_to_record(d, out_fields)) for d in filled], subs,
                         state={"seconds": earlier_s + time.perf_counter() - t0, **guard.state()})
                 guard.check()
             guard.check(final=True)  # inside the writer: a failed run is left unfinished, never complete

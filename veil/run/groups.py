@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Iterable, Iterator, Sequence, TypeVar
 
 from veil.errors import VeilError
+from veil.io.formats import group_key
 from veil.markers import find_markers, unescape
 from veil.types import FilledDocument, MaskedDocument, Placeholder, Substitution
 
@@ -46,17 +47,18 @@ def units_of(docs: Iterable[T], grouped: bool) -> Iterator[list[T]]:
         if g is None:
             raise VeilError(f"record {getattr(d, 'id', '?')!r} has no group value; with a group field every "
                             "record needs one")
-        if unit and g != current:
+        key = group_key(g)
+        if unit and key != current:
             yield unit
             unit = []
         if not unit:
-            digest = hashlib.blake2b(g.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+            digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
             if digest in seen:
                 raise VeilError(f"record {getattr(d, 'id', '?')!r}: group {g!r} appears again after other "
                                 "groups; the records of a group must be contiguous (sort the input by the "
                                 "group field)")
             seen.add(digest)
-            current = g
+            current = key
         unit.append(d)
     if unit:
         yield unit
