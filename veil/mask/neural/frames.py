@@ -34,6 +34,8 @@ from typing import Iterable, Sequence
 SWITCHBOARD_TRAIN = "switchboard/train"
 #: the hand-annotated Switchboard train conversations (switchboard_pii spans without their text)
 CALIBRATION_FILE = Path(__file__).resolve().parents[2] / "data" / "detector" / "switchboard_train_pii.jsonl"
+#: the adjudicated Switchboard train annotations (same layout; ``veil.mask.neural.gold_sources`` folds them)
+GOLD_FILE = Path(__file__).resolve().parents[2] / "data" / "detector" / "switchboard_train_gold.jsonl"
 
 #: spaCy label -> tagger type (None: ignored, not taught either way)
 SPACY_TYPES = {"PERSON": "PER", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC", "ORG": "ORG", "NORP": None,
@@ -368,8 +370,6 @@ def frames(data: Path, n: int, seed: int, splice_rate: float = 0.5, insert_rate:
         raise VeilError(f"no Switchboard train conversations in {folder}")
     rng = random.Random(seed)
     if exclude is None:  # no annotated conversation is framed: their folds are trained, tuned or reported on gold
-        from veil.mask.neural.gold_sources import GOLD_FILE
-
         excluded = calibration_conversations() | calibration_conversations(GOLD_FILE)
     else:
         excluded = frozenset(exclude)

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Sequence
 
 from veil.mask.neural.data import TYPES, Example
+from veil.mask.neural.frames import CALIBRATION_FILE, GOLD_FILE, calibration_gold
 
-#: the adjudicated Switchboard train annotations (switchboard_pii spans without their text)
-GOLD_FILE = Path(__file__).resolve().parents[2] / "data" / "detector" / "switchboard_train_gold.jsonl"
 SGD_TRAIN = "sgd/train.jsonl.gz"
 SGD_DEV = "sgd/dev.jsonl.gz"
 #: SGD service families never trained on: the unseen-domain test (food ordering, payments to named people,
@@ -48,8 +47,6 @@ def fold_of(key: str, frozen: int = 1, dev: int = 1, buckets: int = 5) -> str:
 def switchboard_gold(data: Path, folds: Sequence[str] = FOLDS, files: Sequence[Path] | None = None) -> list:
     """The annotated Switchboard train utterances of ``folds`` as switchboard_pii gold documents (text from
     ``data``), from :data:`GOLD_FILE` and the calibration file."""
-    from veil.mask.neural.frames import CALIBRATION_FILE, calibration_gold
-
     out = []
     seen: set[str] = set()
     for path in files if files is not None else (GOLD_FILE, CALIBRATION_FILE):
