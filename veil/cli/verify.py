@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="format of ORIGINAL (default: from the extension)")
     p.add_argument("--filled-format", default=None, help="format of FILLED (default: from the extension)")
     p.add_argument("--masked-format", default=None, help="format of MASKED (default: from the extension)")
-    add_fields(p, person="person", group="group")
+    add_fields(p, person="person")  # the group field: the one given, else the one the run recorded
 
 
 def run(args: argparse.Namespace) -> int:
