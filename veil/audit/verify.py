@@ -35,6 +35,7 @@ and fails the run only when such matches are more frequent than the pools explai
 
 from __future__ import annotations
 
+import bisect
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -98,10 +99,15 @@ def find_survivors(text: str, values: Sequence[Removed] | Matcher, doc: str, fie
     if not matcher.keys or not text:
         return []
     idx = TextIndex(text)
+    subs = sorted(substitutes)
+    sub_starts = [x[0] for x in subs]
     out: dict[tuple[int, int], Survivor] = {}
     for a, b, entries in matcher.scan(idx):
         s, e = idx.tokens[a][0], idx.tokens[b][1]
-        if (s, e) in out or any(ss <= s and e <= se for ss, se in substitutes):
+        if (s, e) in out:
+            continue
+        near = subs[max(0, bisect.bisect_right(sub_starts, s) - 1):bisect.bisect_left(sub_starts, e)]
+        if any(ss <= s and e <= se for ss, se in near):
             continue
         if a == b and everyday(idx.norm[a]) and not reads_as_name(idx, a, cased):
             continue  # "mark my words" is not the caller Mark
@@ -117,13 +123,15 @@ def find_survivors(text: str, values: Sequence[Removed] | Matcher, doc: str, fie
             form = "verbatim"
         else:
             form = "spelled" if spelled else "normalised"
-        inside = any(ss < e and s < se for ss, se in substitutes)
+        inside = any(ss < e and s < se for ss, se in near)
         out[(s, e)] = Survivor(doc, field_name, s, e, v.label, form, line, inside, v.value, found)
     kept: list[Survivor] = []  # a part inside a whole match ("Lopez" in "Maria Lopez") is that match
-    for x in sorted(out.values(), key=lambda x: x.start - x.end):
-        if not any(k.start <= x.start and x.end <= k.end for k in kept):
+    reach = -1  # the furthest end of the matches starting at or before this one (sorted: longest first)
+    for x in sorted(out.values(), key=lambda x: (x.start, -x.end)):
+        if x.end > reach:
             kept.append(x)
-    return sorted(kept, key=lambda x: (x.start, x.end))
+            reach = x.end
+    return kept
 
 
 def value_tokens(value: str) -> list[str]:
