@@ -91,6 +91,11 @@ def test_every_form_the_masker_normalises_is_found(value, label, text):
     ("m.chang@yahoo.com", "EMAIL_ADDRESS", "is it yahoo dot com", True, 0),
     ("maria.lopez@gmail.com", "EMAIL_ADDRESS", "it's maria lopez there", True, 1),  # its user part
     ("teaching", "OCCUPATION", "I like teaching kids", True, 0),  # an everyday word is a value only as a name
+    ("ski resorts", "MISC", "we like ski resorts a lot", True, 0),  # so is a phrase of them
+    ("five or six", "AGE", "about five or six times", True, 0),
+    ("Nitny Valley Symphony", "LOCATION", "the symphony was good", True, 0),  # a name's word written as a word
+    ("Nitny Valley Symphony", "LOCATION", "the Nitny was good", True, 1),
+    ("Subaru", "ORGANIZATION_NAME", "we had a Subaru then", True, 1),
     ("Northwind Bank", "ORGANIZATION_NAME", "the bank of Northwind", True, 1),  # a rare word of it
 ])
 def test_everyday_words_count_only_as_the_value_they_were(value, label, text, cased, expected):

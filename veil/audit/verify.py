@@ -21,8 +21,8 @@ digits), as runs of letters and digits at word boundaries: "Maria Lopez" is foun
 López"; "(415) 555-0199" as "(４１５) ５５５-０１９９", "four 1 five 555 0199" and "four one five
 ...". A word of a longer value alone (``part``) when it identifies: a word of a person's name, the
 user part of an e-mail address (never its provider: "gmail", "yahoo"), a rare word of another value
-("Northwind" of "Northwind Bank", not "Bank"). A match that is one everyday word ("mark", "hope")
-counts only where it reads as the name it was: capitalised inside a sentence in cased text, after a
+("Northwind" of "Northwind Bank", not "Bank"). A match made of everyday words only ("mark", "hope",
+"ski resorts") counts only where it reads as the name it was: capitalised inside a sentence in cased text, after a
 naming cue ("my name is mark") in uncased text. One scan of each text over a table of every key's
 prefixes: linear in the text's length. Values with fewer than ``min_chars`` letters and digits are
 not looked for (counted as skipped). Each survivor is reported with its document, field, offsets,
@@ -43,7 +43,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from veil.audit.verify_chance import ALPHA, Chance, SubstituteHit, judge
 from veil.audit.verify_match import (NAME_LABELS, RARE_ZIPF, Matcher, Removed, TextIndex, canonical,  # noqa: F401
-                                     everyday, is_cased, reads_as_name, removed, value_keys)
+                                     everyday, everyday_phrase, is_cased, reads_as_name, removed, value_keys)
 from veil.errors import VeilError
 
 
@@ -109,9 +109,14 @@ def find_survivors(text: str, values: Sequence[Removed] | Matcher, doc: str, fie
         near = subs[max(0, bisect.bisect_right(sub_starts, s) - 1):bisect.bisect_left(sub_starts, e)]
         if any(ss <= s and e <= se for ss, se in near):
             continue
-        if a == b and everyday(idx.norm[a]) and not reads_as_name(idx, a, cased):
-            continue  # "mark my words" is not the caller Mark
         v, kind = entries[0]
+        # a person's whole name ("mark smith"), an e-mail or phone said ("maria dot lopez at ..."), an
+        # e-mail's user part ("maria lopez"): that one anywhere; a plain phrase ("taxi driver") by its reading
+        whole = b > a and (kind != "text" or v.label in NAME_LABELS or not _plain_phrase(v.value))
+        if not whole and everyday_phrase(idx, a, b) and not reads_as_name(idx, a, cased):
+            continue  # "mark my words" is not the caller Mark; "a taxi driver" is not the caller's job
+        if kind == "part" and a == b and cased and not text[s].isupper() and _capitalised_in(v.value, idx.words[a]):
+            continue  # "symphony" is not the "Symphony" of "Nitny Valley Symphony"
         found = text[s:e]
         spelled = b > a and all(t[1] - t[0] == 1 for t in idx.tokens[a:b + 1]) \
             and not all(len(t) == 1 for t in value_tokens(v.value))
@@ -132,6 +137,17 @@ def find_survivors(text: str, values: Sequence[Removed] | Matcher, doc: str, fie
             kept.append(x)
             reach = x.end
     return kept
+
+
+def _plain_phrase(value: str) -> bool:
+    return all(c.isalpha() or c.isspace() or c in "'’-" for c in value)
+
+
+def _capitalised_in(value: str, word: str) -> bool:
+    """Whether ``word`` (normal form) is written with a capital in ``value``."""
+    from veil.audit.verify_match import fold
+
+    return any(fold(t)[0] == word and t[:1].isupper() for t in value_tokens(value))
 
 
 def value_tokens(value: str) -> list[str]:
@@ -225,7 +241,7 @@ def verify(original: str | Path, filled: str | Path, masked: str | Path | None =
     from veil.io.records import VEIL_FIELDS, read_filled, read_masked
     from veil.mask.align import original_values
 
-    fields = fields or VEIL_FIELDS
+    fields = fields or replace(VEIL_FIELDS, group=None)
     skip = set(skip_labels)
     for p, what in ((original, "original"), (filled, "filled"), (masked, "masked")):
         if p is not None and not Path(p).exists():

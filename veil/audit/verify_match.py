@@ -23,12 +23,15 @@ table with every prefix of every key; each token starts a walk that stops as soo
 read so far are no key's prefix, so the scan costs the number of tokens times at most the longest
 key: linear in the length of the text.
 
-**Everyday words.** A match that is a single token which is also an everyday English word (the
-detectors' test, :func:`veil.mask.allow_list.common_words`: "mark", "hope", "teaching") counts only
-where it reads as the value it was (:func:`reads_as_name`): in cased text, written with a capital
+**Everyday words.** A match made only of everyday English words (the detectors' test,
+:func:`veil.mask.allow_list.common_words`: "mark", "hope", "teaching", "ski resorts", "five or
+six"; not spelled letters, not a number of three digits or more) counts only where it reads as the
+value it was, a name (:func:`reads_as_name`): in cased text, its first word written with a capital
 and not at a sentence start (where every word is capitalised); in uncased text, right after a
 naming cue ("my name is mark", "thanks hope", "mr grant"). "mark my words" and "I hope so" are
-not the caller Mark or Hope; "and then Hope called" is.
+not the caller Mark or Hope; "and then Hope called" is. A person's whole name of two words or more
+("mark smith") is that person wherever it stands. Such a value names someone only by where
+it stands, and where the same words stand as ordinary words they name no one.
 """
 
 from __future__ import annotations
@@ -113,12 +116,14 @@ class TextIndex:
         self.tokens: list[tuple[int, int]] = []
         self.norm: list[str] = []
         self.spoken: list[bool] = []  # the token was a digit word
+        self.words: list[str] = []  # the tokens before digit words are read as digits
         for m in _TOKEN_RE.finditer(folded):
             s, e = m.span()
             self.tokens.append((s, e) if pos is None else (pos[s], pos[e - 1] + 1))
             d = DIGIT_WORD.get(m.group())
             self.norm.append(d or m.group())
             self.spoken.append(d is not None)
+            self.words.append(m.group())
 
     @property
     def joined(self) -> str:
@@ -136,24 +141,61 @@ def value_keys(value: str, label: str = "") -> list[tuple[str, str]]:
         spoken = canonical(transform(value, [], "asr")[0])
         if spoken and spoken != plain:
             keys.append((spoken, "spoken"))
-    email = _EMAIL_RE.fullmatch(value)
-    if email:  # the user part identifies; the provider ("gmail", "yahoo") is shared by millions
-        user = norm_tokens(email.group(1))
+    user = _email_user(value, label)
+    if user is not None:  # the user part identifies; the provider ("gmail", "yahoo") is shared by millions
         cands = (["".join(user)] if len(user) > 1 else []) + user
     elif len(words) > 1:
         cands = words
     else:
         cands = []
-    from veil.gazetteer import NAME_SUFFIXES, TITLES
-
+    kept = _kept_words(label, value)
     for w in cands:
-        if len(w) < 3 or w.isdigit() or any(w == k for k, _ in keys):
+        if len(w) < 3 or w.isdigit() or w in kept or any(w == k for k, _ in keys):
             continue
-        if label in NAME_LABELS and (w in TITLES or w in NAME_SUFFIXES):
-            continue  # "Governor" of "Governor Mario": the fill keeps a title, it names no one
-        if email or label in NAME_LABELS or _zipf(w) < RARE_ZIPF:
+        if user is not None or label in NAME_LABELS or _zipf(w) < RARE_ZIPF:
             keys.append((w, "part"))
     return keys
+
+
+def _email_user(value: str, label: str) -> list[str] | None:
+    """The tokens of an e-mail address's user part, written ("maria.lopez@gmail.com") or said ("maria dot
+    lopez at gmail dot com"); None for any other value."""
+    m = _EMAIL_RE.fullmatch(value)
+    if m:
+        return norm_tokens(m.group(1))
+    if "EMAIL" in label.upper():
+        said = re.split(r"\s+at\s+", value.strip(), flags=re.IGNORECASE)
+        if len(said) > 1:
+            return [t for t in norm_tokens(" ".join(said[:-1])) if t not in _SAID_SYMBOLS]
+    return None
+
+
+_SAID_SYMBOLS = frozenset({"dot", "underscore", "dash", "hyphen", "period"})
+
+
+@lru_cache(maxsize=1)
+def _number_words() -> frozenset[str]:
+    from veil.textforms import cardinal, ordinal
+
+    words = {w for n in range(100) for w in cardinal(n) + ordinal(n)}
+    return frozenset(words | {"hundred", "thousand", "million", "billion", "hundreds", "thousands", "millions"})
+
+
+def _kept_words(label: str, value: str) -> frozenset[str]:
+    """Words of a value that name nothing alone: those its shape keeps (the fill writes them again: "Bank",
+    "PLC", "Street", "years old", a title) and number words ("eighty" of "three eighty")."""
+    from veil.gazetteer import NAME_SUFFIXES, TITLES
+    from veil.shapes import atoms, shape_of
+
+    kept = set(_number_words())
+    if label in NAME_LABELS:  # "Governor" of "Governor Mario": the fill keeps a title, it names no one
+        kept |= set(TITLES) | NAME_SUFFIXES
+    try:
+        shape = shape_of(label, value)
+    except (ValueError, KeyError):
+        shape = None
+    kept |= {a[1:-1].lower() for a in atoms(shape or "") if a.startswith("{")}
+    return frozenset(kept)
 
 
 @lru_cache(maxsize=65536)
@@ -164,10 +206,15 @@ def _zipf(word: str) -> float:
 
 
 def everyday(word: str) -> bool:
-    """An everyday English word (wordfreq's :data:`EVERYDAY_TOP`, as the detectors count them)."""
+    """An everyday English word (wordfreq's :data:`EVERYDAY_TOP`, as the detectors count them, plural too;
+    a number word)."""
     from veil.mask.allow_list import common_words
 
-    return word.isalpha() and word in common_words(EVERYDAY_TOP)
+    if not word.isalpha():
+        return False
+    common = common_words(EVERYDAY_TOP)
+    return (word in common or word[:-1] in common and word.endswith("s") or word[:-2] in common
+            and word.endswith("es") or word in _number_words())
 
 
 def is_cased(texts: Iterable[str]) -> bool:
@@ -183,6 +230,15 @@ def is_cased(texts: Iterable[str]) -> bool:
 def _sentence_start(text: str, start: int) -> bool:
     before = text[:start].rstrip(" \t\"'“‘(")
     return not before or before[-1] in ".!?\n:;"
+
+
+def everyday_phrase(idx: TextIndex, a: int, b: int) -> bool:
+    """Whether tokens ``a..b`` are everyday words only ("mark", "ski resorts", "five or six"), not spelled
+    letters and not a number of three digits or more (a phone said digit by digit is no everyday phrase)."""
+    if b > a and all(e - s == 1 for s, e in idx.tokens[a:b + 1]):
+        return False
+    digits = sum(len(t) for t in idx.norm[a:b + 1] if t.isdigit())
+    return digits < 3 and all(everyday(w) or w.isdigit() and len(w) < 3 for w in idx.words[a:b + 1])
 
 
 def reads_as_name(idx: TextIndex, i: int, cased: bool) -> bool:
@@ -207,11 +263,11 @@ def removed(values: Iterable[tuple[str, str]], min_chars: int = 2) -> tuple[list
     out: dict[str, Removed] = {}
     skipped = 0
     for label, value in values:
-        # the minimum counts letters and digits as written ("two" is three), as before digit words were read
-        if sum(len(t) for t in _TOKEN_RE.findall(fold(value)[0])) < min_chars:
+        plain = canonical(value)
+        # as written ("two" has three) and as read ("two" is "2"): a value a digit long is in every number
+        if min(sum(len(t) for t in _TOKEN_RE.findall(fold(value)[0])), len(plain)) < min_chars:
             skipped += 1
             continue
-        plain = canonical(value)
         if plain not in out:
             out[plain] = Removed(label, value, tuple(value_keys(value, label)))
     return list(out.values()), skipped
