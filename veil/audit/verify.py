@@ -6,7 +6,7 @@ placeholder's original text, found by aligning the masked record with its origin
 (default: veil's) and what they find is taken as removed: a check that does not trust the run that
 wrote FILLED, but only as good as those maskers. Documents pair by id.
 
-**Where.** Every field of every filled record (the text, and any other field copied through), the
+**Where.** Every field of every filled record but its id (the text, any other field copied through), the
 substitutions file beside it (``FILLED.substitutions.jsonl``) and the files veil writes next to an
 output (``.veil.json``, ``.progress.json``, an unfinished run's ``.partial`` files). A value is
 looked for wherever the run treated it as one document: its own record, or with a group field
@@ -115,8 +115,8 @@ def find_survivors(text: str, values: Sequence[Removed] | Matcher, doc: str, fie
         whole = b > a and (kind != "text" or v.label in NAME_LABELS or not _plain_phrase(v.value))
         if not whole and everyday_phrase(idx, a, b) and not reads_as_name(idx, a, cased):
             continue  # "mark my words" is not the caller Mark; "a taxi driver" is not the caller's job
-        if kind == "part" and a == b and cased and not text[s].isupper() and _capitalised_in(v.value, idx.words[a]):
-            continue  # "symphony" is not the "Symphony" of "Nitny Valley Symphony"
+        if a == b and cased and not text[s].isupper() and _capitalised_in(v.value, idx.words[a]):
+            continue  # "symphony" is not the "Symphony" of "Nitny Valley Symphony", nor "metroplex" "Metroplex"
         found = text[s:e]
         spelled = b > a and all(t[1] - t[0] == 1 for t in idx.tokens[a:b + 1]) \
             and not all(len(t) == 1 for t in value_tokens(v.value))
@@ -205,6 +205,8 @@ def _check_side_file(path: Path, matchers: dict[str, Matcher], everything: Match
             mine = matchers.get(doc)
             matcher, doc_name = (mine, doc) if mine is not None else (everything, "*")
             for k, text in _field_texts(rec):
+                if k == id_field:
+                    continue
                 if k == "substitute" and (doc, rec.get("start"), rec.get("end"), text) in judged:
                     continue  # a substitute of the filled corpus: judged with the chance matches
                 report.survivors += find_survivors(text, matcher, doc_name, f"{path.name}:{k}", line=n, cased=cased)
@@ -299,7 +301,8 @@ def verify(original: str | Path, filled: str | Path, masked: str | Path | None =
         report.documents += 1
         report.values += len(values[fd.id])
         subs = [(s.start, s.end) for s in fd.substitutions]
-        rec = {fields.text: fd.text, **({fields.id: fd.id} if fields.id else {}),
+        # not the id: verify pairs records by it, and it is the original's, which the masking never changes
+        rec = {fields.text: fd.text,
                **({fields.person: fd.person} if fields.person and fd.person is not None else {}),
                **({fields.group: fd.group} if fields.group and fd.group is not None else {}), **fd.meta}
         for name, text in _field_texts(rec):

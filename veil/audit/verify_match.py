@@ -30,7 +30,9 @@ value it was, a name (:func:`reads_as_name`): in cased text, its first word writ
 and not at a sentence start (where every word is capitalised); in uncased text, right after a
 naming cue ("my name is mark", "thanks hope", "mr grant"). "mark my words" and "I hope so" are
 not the caller Mark or Hope; "and then Hope called" is. A person's whole name of two words or more
-("mark smith") is that person wherever it stands. Such a value names someone only by where
+("mark smith") is that person wherever it stands. In cased text, one word of a value the value writes
+with a capital counts only written with one ("symphony" is not the "Symphony" of "Nitny Valley
+Symphony"). Such a value names someone only by where
 it stands, and where the same words stand as ordinary words they name no one.
 """
 
