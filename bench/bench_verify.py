@@ -1,6 +1,7 @@
 """Audit check: `veil verify` as a release gate on real and generated calls, clean and planted, and its cost.
 
-    python bench/bench_verify.py [--out DIR] [--calls 19] [--seed 0] [--filler llm] [--gen-seeds 7]
+    python bench/bench_verify.py [--out DIR] [--calls 19] [--seed 0] [--filler llm] [--gen-filler faker]
+                                 [--gen-seeds 7]
 
 1. **Real calls.** ``--calls`` Switchboard training conversations drawn by ``--seed`` (none of those the
    detector was trained on: ``veil/data/detector/switchboard_train_pii.jsonl``) and the annotated
@@ -15,7 +16,8 @@
    with Cyrillic look-alike letters; the accented name without its accents; and a filler that
    copies one original in ten. It must exit 1 with every kind found.
 3. **Generated calls.** ``veil.mask.neural.dialogues`` calls of about 500 utterances on
-   ``--gen-seeds`` seeds, masked and filled the same way: each must exit 0.
+   ``--gen-seeds`` seeds, masked the same way and filled with ``--gen-filler`` (default faker: the same
+   typed draws as every filler, without loading a language model seven times): each must exit 0.
 4. **Time.** One document of 1k, 8k, 64k and 250k characters (the real calls' utterances joined,
    their placeholders and substitutions moved with them): seconds per 1,000 characters of
    ``verify`` (reading, aligning, looking for every value, judging chance matches).
@@ -256,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calls", type=int, default=19)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--filler", default="llm", help="the filler (default: veil fill's default, llm)")
+    ap.add_argument("--gen-filler", default="faker", help="the filler of the generated calls (default: faker)")
     ap.add_argument("--gen-seeds", type=int, default=7)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
@@ -273,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     r = run_verify(orig, filled, masked)
     n_calls = len({x["call"] for x in _read(orig)})
     rows.append((f"real calls ({n_calls} calls, {r.documents} utterances, {r.values} values): exit",
-                 f"{0 if r.clean else 1}; {len(r.survivors)} survivors"))
+                 f"{0 if r.clean else 1}; {len(r.survivors)} survivors{_by_type(r)}"))
     pools = ", ".join(f"{s.label} 1 in {s.pool:g}" for s in r.substitutes)
     rows.append(("real calls: chance matches (observed / expected of substitutes, P)",
                  f"{r.chance.observed} / {r.chance.expected:.2f} of {r.chance.substitutes}, P = {r.chance.p_value:.3g}"
@@ -296,11 +299,11 @@ def main(argv: list[str] | None = None) -> int:
         g = out / f"gen{seed}"
         g.mkdir(exist_ok=True)
         gorig = _write(g / "calls.jsonl", generated_calls(seed))
-        gm, gf = mask_fill(veil, gorig, g, args.filler)
+        gm, gf = mask_fill(veil, gorig, g, args.gen_filler)
         gr = run_verify(gorig, gf, gm)
         gen_exits.append(0 if gr.clean else 1)
         rows.append((f"generated calls, seed {seed} ({gr.documents} utterances, {gr.values} values): exit",
-                     f"{0 if gr.clean else 1}; {len(gr.survivors)} survivors; chance {gr.chance.observed} / "
+                     f"{0 if gr.clean else 1}; {len(gr.survivors)} survivors{_by_type(gr)}; chance {gr.chance.observed} / "
                      f"{gr.chance.expected:.2f}, P = {gr.chance.p_value:.3g}"))
     # 4. time per character
     for chars in (1000, 8000, 64000, 250000):
@@ -315,6 +318,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n({time.perf_counter() - t0:.0f} s; files in {out})")
     ok = r.clean and not p.clean and all(found.get(k) for k in KINDS) and not any(gen_exits)
     return 0 if ok else 1
+
+
+def _by_type(report) -> str:
+    from collections import Counter
+
+    counts = Counter(s.label for s in report.survivors)
+    return f" ({', '.join(f'{k} {n}' for k, n in counts.most_common())})" if counts else ""
 
 
 def _timed(orig: Path, filled: Path, masked: Path) -> float:
