@@ -15,7 +15,8 @@ its digit (``four 1 five`` is ``4 1 5``: written, spoken and mixed digits are on
 and for a value of several words, its identifying words alone (``part``): each word of a person's
 name (three letters or more, not a title or suffix the fill keeps), the user part of an e-mail
 address (never its provider: "gmail" of "maria@gmail.com" names a mail service that millions
-share), and of any other value the words rarer than :data:`RARE_ZIPF`.
+share), and of any other value the words rarer than :data:`RARE_ZIPF`; never a word the fill writes
+of its own into substitutes ("Bank", "PLC", "Boulevard", "years old", a title) or a number word.
 
 **Scan.** A key matches a run of consecutive tokens whose joined text equals it, so ``Maria Lopez``
 is found as ``maria-lopez`` and spelled ``M-A-R-I-A L-O-P-E-Z``. All keys of a document go into one
@@ -184,20 +185,25 @@ def _number_words() -> frozenset[str]:
 
 
 def _kept_words(label: str, value: str) -> frozenset[str]:
-    """Words of a value that name nothing alone: those its shape keeps (the fill writes them again: "Bank",
-    "PLC", "Street", "years old", a title) and number words ("eighty" of "three eighty")."""
-    from veil.gazetteer import NAME_SUFFIXES, TITLES
+    """Words of a value that name nothing alone: those the fill writes of its own into substitutes (any
+    shape's literal words: "Bank", "PLC", "Street", "Boulevard", "years old"; titles and suffixes of
+    names), those this value's shape keeps, and number words ("eighty" of "three eighty")."""
     from veil.shapes import atoms, shape_of
 
-    kept = set(_number_words())
-    if label in NAME_LABELS:  # "Governor" of "Governor Mario": the fill keeps a title, it names no one
-        kept |= set(TITLES) | NAME_SUFFIXES
     try:
         shape = shape_of(label, value)
     except (ValueError, KeyError):
         shape = None
-    kept |= {a[1:-1].lower() for a in atoms(shape or "") if a.startswith("{")}
-    return frozenset(kept)
+    return _fill_words() | {a[1:-1].lower() for a in atoms(shape or "") if a.startswith("{")}
+
+
+@lru_cache(maxsize=1)
+def _fill_words() -> frozenset[str]:
+    from veil.gazetteer import CONNECTORS, NAME_SUFFIXES, ORG_KINDS, STREET_WORDS, TITLES
+    from veil.shapes import LITERAL_WORDS
+
+    words = set(LITERAL_WORDS) | set(TITLES) | NAME_SUFFIXES | ORG_KINDS | STREET_WORDS | CONNECTORS
+    return frozenset(w.lower() for w in words) | _number_words()
 
 
 @lru_cache(maxsize=65536)
