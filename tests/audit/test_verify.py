@@ -49,6 +49,7 @@ def test_short_values_are_skipped_and_keys_deduplicated():
     assert value_keys("Tom") == [("tom", "text")]
     assert value_keys("Northwind Bank", "ORGANIZATION_NAME") == [("northwindbank", "text"), ("northwind", "part")]
     assert TextIndex("Straße 5").joined == canonical("Straße 5") == "strasse5"
+    assert canonical("five five five oh one") == "55501" and canonical("Ｍаría") == "maria"
 
 
 def test_a_title_kept_by_the_fill_is_no_part_of_a_name():
@@ -82,14 +83,17 @@ def test_planted_survivors_are_each_found(tmp_path, capsys):
     seen = {(s["doc"], s["field"], s["form"]) for s in r["survivors"]}
     for expected in [("c1-2", "text", "verbatim"), ("c1-2", "text", "normalised"), ("c1-2", "text", "spelled"),
                      ("c1-8", "text", "spoken"), ("c1-6", "text", "normalised"), ("c1-6", "text", "spoken"),
-                     ("c1-2", "notes", "verbatim"), ("c1-2", "filled.jsonl.substitutions.jsonl:substitute", "verbatim"),
+                     ("c1-2", "notes", "verbatim"),
                      ("*", "filled.jsonl.veil.json", "verbatim"), ("c1-2", "filled.jsonl.partial:text", "verbatim")]:
         assert expected in seen, (expected, sorted(seen))
     assert not any(s["doc"] == "c1-1" for s in r["survivors"])
     spoken_c18 = [s for s in r["survivors"] if s["doc"] == "c1-8" and s["form"] == "spoken"]
     assert {s["label"] for s in spoken_c18} == {"PHONE_NUMBER", "EMAIL_ADDRESS"}
-    assert any(s["in_substitute"] for s in r["survivors"] if s["doc"] == "c1-2")
+    # the substitute equal to the name is judged with the chance matches (one in a small corpus: by chance),
+    # in the text and in the substitutions file alike; not a survivor
+    assert not any(s["field"].endswith("substitutions.jsonl:substitute") for s in r["survivors"])
     assert [(s["doc"], s["label"]) for s in r["substitutes_equal_original"]] == [("c1-2", "PERSON_NAME")]
+    assert r["substitutes_equal_original"][0]["pool"] > 1 and r["chance"]["explained"]
     assert all(s["start"] < s["end"] for s in r["survivors"])
     # the table; values only when asked
     assert main(["verify", str(EXAMPLES), str(filled), "--masked", str(masked)]) == 1

@@ -1,10 +1,11 @@
 """Audit command: ``veil verify ORIGINAL FILLED [--masked MASKED] [--json] [--show-values]``.
 
-Checks, document by document, that no value the masking removed appears in the filled corpus, its
-substitutions file or the files veil wrote beside it, verbatim or normalised, spelled or spoken
-(:mod:`veil.audit.verify`); also reports substitutes equal to an original value of their document.
-Exit 0: clean; 1: a survivor (or such a substitute); 2: a usage error. The report gives positions
-and types, values only with ``--show-values``.
+Checks, document by document (a whole group with ``--group-field``, or the group field the masking
+run recorded), that no value the masking removed appears in the filled corpus, its substitutions file
+or the files veil wrote beside it, verbatim or normalised, spelled or spoken (:mod:`veil.audit.verify`);
+also reports, with their pools, substitutes equal to an original value of their document.
+Exit 0: clean; 1: a survivor, or more such substitutes than their pools explain; 2: a usage error.
+The report gives positions and types, values only with ``--show-values``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="format of ORIGINAL (default: from the extension)")
     p.add_argument("--filled-format", default=None, help="format of FILLED (default: from the extension)")
     p.add_argument("--masked-format", default=None, help="format of MASKED (default: from the extension)")
-    add_fields(p, person="person", group="group")
+    add_fields(p, person="person")
+    p.set_defaults(group_field=None)  # unset: the group field veil mask recorded beside MASKED (or fill beside FILLED)
 
 
 def run(args: argparse.Namespace) -> int:
