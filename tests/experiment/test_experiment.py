@@ -404,8 +404,8 @@ def test_gap_by_word_class(tmp_path, capsys):
 
 
 def test_no_stage_reaches_back_into_the_runner():
-    """The runner hands every stage the values it needs (issue: stages called back up for corpora, the Oracle LM,
-    the next stage): no module of the experiment's stages imports the runner."""
+    """The runner hands every stage the values it needs (the corpora, the Oracle LM, the next stage's input):
+    no module of the experiment's stages imports the runner."""
     import ast
 
     import veil
