@@ -39,3 +39,13 @@ def test_cli_help_does_not_import_heavy_libraries():
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "assert 'torch' not in sys.modules and 'spacy' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_a_builtin_detector_is_its_class_and_its_registry_line():
+    """veil.mask.detectors reads its list and its exports from the registry's lines, in their order."""
+    import veil.mask.detectors as package
+
+    assert DEFAULT_DETECTORS == tuple(registry.detectors.builtins)
+    for name in DEFAULT_DETECTORS:
+        cls = registry.detectors.get(name)
+        assert getattr(package, cls.__name__) is cls and cls.__name__ in package.__all__

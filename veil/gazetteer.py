@@ -175,15 +175,23 @@ _NOT_JOBS = frozenset({("copy",), ("make",), ("land",), ("sub",), ("model",), ("
 
 
 @lru_cache(maxsize=1)
-def occupation_terms() -> frozenset[tuple[str, ...]]:
-    """Everyday job titles (``occupations_spoken.txt``) and Faker's job titles (the part before a comma)."""
+def job_titles() -> tuple[str, ...]:
+    """Faker's job titles, the part before a comma ("Engineer, civil" -> "Engineer"), without "/" or brackets."""
     from faker.providers.job import Provider
 
-    terms = set(quasi_lines("occupations_spoken.txt"))
+    out = set()
     for job in Provider.jobs:
-        head = job.split(",")[0].strip().lower()
-        if head and not any(c in head for c in "/()-"):
-            terms.add(head)
+        head = job.split(",")[0].strip()
+        if head and not any(c in head for c in "/()"):
+            out.add(head)
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=1)
+def occupation_terms() -> frozenset[tuple[str, ...]]:
+    """Everyday job titles (``occupations_spoken.txt``) and Faker's job titles (:func:`job_titles`, unhyphenated)."""
+    terms = set(quasi_lines("occupations_spoken.txt"))
+    terms.update(t.lower() for t in job_titles() if "-" not in t)
     return frozenset(term_key(t) for t in terms) - _NOT_JOBS
 
 

@@ -15,6 +15,8 @@ class Registry:
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._entries: dict[str, Any] = {}
+        #: veil's own entries (name -> "module:attr"), in the order of their lines below
+        self.builtins: dict[str, str] = {}
 
     def register(self, name: str, target: Any = None) -> Any:
         """``register("x", "pkg.mod:Cls")`` (lazy), ``register("x", Cls)``, or ``@register("x")``."""
@@ -120,6 +122,9 @@ ppmlm_methods.register("base", "veil.audit.ppmlm.methods:BASE")
 
 #: every registry, for `veil ls` and the registry test
 ALL = (maskers, detectors, fillers, readers, gold_formats, downstream_lms, ppmlm_methods)
+for _registry in ALL:  # what a user registers later is not a built-in
+    _registry.builtins = dict(_registry._entries)
+del _registry
 
 
 def create(registry: Registry, name: str, **kwargs: Any) -> Any:

@@ -401,3 +401,19 @@ def test_gap_by_word_class(tmp_path, capsys):
     assert "'allow_list' is not in" in capsys.readouterr().err
     assert veil(["experiment", "gap", str(exp), "--out", str(out), "--word-vocab", "0"]) != 0
     assert "--word-vocab must be a positive number" in capsys.readouterr().err
+
+
+def test_no_stage_reaches_back_into_the_runner():
+    """The runner hands every stage the values it needs (the corpora, the Oracle LM, the next stage's input):
+    no module of the experiment's stages imports the runner."""
+    import ast
+
+    import veil
+
+    root = Path(veil.__file__).parent / "experiment"
+    for f in sorted(root.glob("*.py")):
+        if f.name in ("runner.py", "__init__.py"):
+            continue
+        imported = {n.module for n in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
+                    if isinstance(n, ast.ImportFrom) and n.module}
+        assert "veil.experiment.runner" not in imported, f.name

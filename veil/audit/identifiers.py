@@ -21,6 +21,7 @@ import logging
 import statistics as _stats
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from veil.errors import VeilError
@@ -129,36 +130,42 @@ def indirect_identifiers(docs: Iterable[Document] | PersonWordGraph, k: int = 2,
 
 
 def detect_spans(docs: Sequence[Document], masker_names: Sequence[str] = ("entity_tagger",),
-                 options: Mapping[str, dict] | None = None) -> list[list[Span]]:
-    """Merged spans per document from the named maskers (imports spaCy etc. only here)."""
-    from veil.run.components import build_engine
+                 options: Mapping[str, dict] | None = None, *, executor: Any = None, batch_size: int = 2000,
+                 progress: bool = False, spans_file: str | Path | None = None,
+                 overwrite: bool = False) -> list[list[Span]]:
+    """Merged spans per document from the named maskers, through the corpus loop's detect stage
+    (:mod:`veil.run.detect`: ``executor``, ``batch_size``; ``spans_file`` keeps them, resumable; ``overwrite``
+    replaces another run's)."""
+    from functools import partial
 
-    return build_engine(list(masker_names), options=options).detect(docs)
+    from veil.run.components import build_engine
+    from veil.run.detect import detect_documents
+
+    names, options = list(masker_names), {k: dict(v) for k, v in (options or {}).items()}
+    make = partial(build_engine, names, "numbered", options)
+    if executor is not None and executor.name != "local":
+        make()  # bad names / options fail here, not in every worker (the local loop builds it once, lazily)
+    return detect_documents(docs, make, settings={"maskers": names, "options": options}, spans_file=spans_file,
+                            executor=executor, batch_size=batch_size, progress=progress, desc="direct identifiers",
+                            overwrite=overwrite)
 
 
 def direct_identifiers(docs: Sequence[Document], masker_names: Sequence[str] = ("entity_tagger",),
                        options: Mapping[str, dict] | None = None,
-                       spans: Sequence[Sequence[Span]] | None = None,
-                       batch_size: int = 2000, progress: bool = False) -> dict[str, set[str]]:
+                       spans: Sequence[Sequence[Span]] | None = None, **detect: Any) -> dict[str, set[str]]:
     """Per person, the surface strings (as written, edges stripped of spaces) the maskers find.
 
-    ``spans`` (one list per document, offsets on ``doc.text``) skips detection when already done.
-    Detection runs in batches of ``batch_size`` documents. Use :func:`identifier_words` to turn the
-    surfaces into the lower-cased words they contain.
+    ``spans`` (one list per document, offsets on ``doc.text``) skips detection when already done;
+    otherwise :func:`detect_spans` finds them (``detect``: its ``executor``, ``batch_size``,
+    ``progress``, ``spans_file``, ``overwrite``). Use :func:`identifier_words` to turn the surfaces into the
+    lower-cased words they contain.
     """
     docs = list(docs)
     for d in docs:
         if d.person is None or d.person == "":
             raise VeilError(f"document {d.id!r} has no person; identifiers need a person field")
     if spans is None:
-        spans = []
-        batches = range(0, len(docs), batch_size)
-        if progress:
-            from tqdm import tqdm
-
-            batches = tqdm(batches, desc="direct identifiers", unit="batch", disable=None)
-        for i in batches:
-            spans.extend(detect_spans(docs[i:i + batch_size], masker_names, options))
+        spans = detect_spans(docs, masker_names, options, **detect)
     if len(spans) != len(docs):
         raise VeilError(f"{len(spans)} span lists for {len(docs)} documents")
     out: dict[str, set[str]] = {str(d.person): set() for d in docs}

@@ -34,6 +34,9 @@ FORMATS = ("switchboard", "tab", "jsonl")
 SWEEP_K = ("2", "3", "5")
 
 
+#: the direct identifiers' spans, in the output folder (offsets and types, no text)
+SPANS = "direct_spans.jsonl"
+
 #: the longest n-grams counted (the paper's Appendix C goes to 5; each n is a pass over the corpus)
 MAX_N = 10
 
@@ -49,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sweep-n", type=int, metavar="N",
                    help="... and for every n up to N (Appendix C; default: --max-n)")
     p.add_argument("-o", "--output", "--out", dest="out", metavar="DIR", help="write per_person.csv, sharing.csv, sweep.csv, identifiers.md, "
-                                                "identifiers.png, summary.json here")
+                                                f"identifiers.png, summary.json here ({SPANS}: the detection, resumable)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     add_maskers(p, help="maskers whose spans are the direct identifiers")
     add_set(p)
@@ -60,6 +63,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=count, metavar="N", help="use only the first N documents")
     p.add_argument("--identifiers-out", metavar="FILE",
                    help="write each person's identifiers as JSONL {person, direct, indirect} (sensitive!)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="detect the direct identifiers again although OUT/direct_spans.jsonl holds another run's")
+    from veil.run.executors import add_executor_arguments
+
+    add_executor_arguments(p)
 
 
 def load_corpus(path: str | Path, fmt: str, speakers: str | Path | None = None, text_field: str = "text",
@@ -122,7 +130,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_direct:
         names = maskers_of(args)
         log.info("direct identifiers: %s over %d documents", " + ".join(names), len(docs))
-        direct = ids.direct_identifiers(docs, names, parse_options(args.set, names), progress=progress_of(args))
+        from veil.run.executors import executor_of
+
+        # kept beside the tables: an interrupted run resumes, a finished one is read back (veil.run.detect)
+        spans_file = Path(args.out) / SPANS if args.out else None
+        direct = ids.direct_identifiers(docs, names, parse_options(args.set, names), progress=progress_of(args),
+                                        executor=executor_of(args), spans_file=spans_file, overwrite=args.overwrite)
     summary = ids.summary(graph, indirect, args.k, direct, max_n=args.max_n)
     people = ids.per_person_table(graph, indirect, direct, max_n=args.max_n)
     sharing = ids.sharing_table(graph, 1)

@@ -35,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     e.add_argument("-o", "--output", "--out", dest="out", required=True, metavar="DIR", help="folder for the review files (must be new)")
     e.add_argument("--text-field", default="text", help="jsonl: the text field (default text)")
     e.add_argument("--group-field", help="jsonl: a field naming each document's group (Table 4's context)")
+    from veil.run.executors import add_executor_arguments
+
+    add_executor_arguments(e)
     i = sub.add_parser("import", help="score reviewed files annotated with (text)[MISSED_TAG]")
     i.add_argument("folder", metavar="DIR", help="a folder written by `review export`, after review")
     i.add_argument("--json", action="store_true",
@@ -65,14 +68,22 @@ def run(args: argparse.Namespace) -> int:
     from veil.audit import review, risk
 
     if args.review_command == "export":
-        from veil.cli.common import maskers_of, parse_options
+        from functools import partial
+
+        from veil.cli.common import maskers_of, parse_options, progress_of
         from veil.run.components import build_engine
-        from veil.run.stages import mask_batch
+        from veil.run.corpus import mask_documents
+        from veil.run.executors import executor_of
 
         names = maskers_of(args)
-        engine = build_engine(names, "numbered", parse_options(args.set, names))
+        executor = executor_of(args)
+        make = partial(build_engine, names, "numbered", parse_options(args.set, names))
+        engine = make()  # bad names / options: one line, before the sample
+        if executor.name != "local":
+            engine = make  # every worker builds its own
         docs = review.sample(_load(args), args.sample, args.seed)
-        masked = mask_batch(docs, engine)
+        masked = list(mask_documents(docs, engine, executor=executor, progress=progress_of(args),
+                                     desc="review sample"))
         out = review.export_sample(masked, args.out, args.seed)
         print(f"wrote {len(masked)} masked documents for review to {out}; see {out / review.INSTRUCTIONS}")
         return 0

@@ -36,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also give each method's gap recovered without the test words outside wordfreq's N most "
                         "frequent English words (what a word-level LM with an N-word vocabulary would measure; "
                         "the paper's has ~85K)")
+    add_executor_arguments(g)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +76,9 @@ def gap(args: argparse.Namespace) -> int:
 
     from veil.errors import VeilError
     from veil.experiment import gap as g
+    from veil.experiment.runner import ExperimentRunner
     from veil.experiment.spec import load_spec
+    from veil.run.executors import executor_of
 
     if args.word_vocab is not None and args.word_vocab < 1:
         raise VeilError("--word-vocab must be a positive number of words")
@@ -86,10 +89,13 @@ def gap(args: argparse.Namespace) -> int:
     out = Path(args.out)
     techs = args.technique
     if not techs:
+        if not (out / "results.csv").is_file():
+            raise VeilError(f"{out / 'results.csv'}: no results; run `veil experiment run` first")
         with (out / "results.csv").open(encoding="utf-8") as f:
             techs = list(dict.fromkeys(r["technique"] for r in csv.DictReader(f) if r["technique"]))
+    runner = ExperimentRunner(spec, out, progress=not args.no_progress, executor=executor_of(args))
     for t in techs:
-        r = g.gap_by_word(spec, out, t, word_vocab=args.word_vocab)
+        r = runner.gap(t, word_vocab=args.word_vocab)
         path = g.write(r, out)
         print(g.to_markdown(r))
         print(f"written: {path}")

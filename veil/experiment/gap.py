@@ -20,10 +20,11 @@ Two further splits say what kind of knowledge the gap is made of:
   unknown-word token for every model (an approximation: it drops their NLL instead of scoring
   ``<unk>``).
 
-For each fine-tuned model of the experiment (read from the stage cache through ``results.csv``'s
-``lm_dir``) it reports the NLL per word of each class and the gap recovered within each class, and
-the share of the whole Baseline0 - Oracle gap (in total NLL) that each class holds. Tokens are
-attributed to words by the BPE encoding's character offsets, so the sums equal the perplexity
+The runner (:meth:`veil.experiment.runner.ExperimentRunner.gap`) loads the test set, detects it
+through the corpus loop, and hands every fine-tuned model of the experiment (read from the stage
+cache through ``results.csv``'s ``lm_dir``) to :func:`class_sums`, once each; this module reports
+the NLL per word of each class and the gap recovered within each class, and the share of the whole
+Baseline0 - Oracle gap (in total NLL) that each class holds. Tokens are attributed to words by the BPE encoding's character offsets, so the sums equal the perplexity
 stage's total NLL exactly (checked).
 """
 
@@ -99,12 +100,11 @@ def label_word_counts(texts: Sequence[str], labels: Sequence[Sequence[Label]]) -
     return n
 
 
-def training_words(spec: Any) -> set[str]:
-    """Every word (case-folded) of the original training text, as the experiment loads it."""
-    from veil.experiment.runner import load_corpus
+def training_words(docs: Sequence[Any]) -> set[str]:
+    """Every word (case-folded) of the original training documents."""
     from veil.textutil import WORD_RE
 
-    return {m.group().casefold() for d in load_corpus(spec.train) for m in WORD_RE.finditer(d.text)}
+    return {m.group().casefold() for d in docs for m in WORD_RE.finditer(d.text)}
 
 
 def word_vocabulary(n: int) -> set[str]:
@@ -114,18 +114,8 @@ def word_vocabulary(n: int) -> set[str]:
     return {w.casefold() for w in top_n_list("en", n)}
 
 
-def gap_by_word(spec: Any, out: Path, technique: str, word_vocab: int | None = None) -> dict[str, Any]:
-    """The per-class NLL of every model of ``technique`` (and Oracle / pretrained) listed in ``out/results.csv``;
-    ``word_vocab``: also the gap without words outside wordfreq's top ``word_vocab`` (see the module)."""
-    from veil.cache import StageCache
-    from veil.experiment.runner import load_corpus
-    from veil.run.components import build_engine
-    from veil.downstream import lm
-    from veil.downstream.lm import LMSettings, stream_nll
-
-    if technique not in spec.techniques:
-        raise VeilError(f"technique {technique!r} is not in {spec.source} ({', '.join(spec.techniques)})")
-    res = out / "results.csv"
+def result_rows(res: Path, technique: str) -> list[dict[str, str]]:
+    """The rows of a finished run's ``results.csv`` whose model the gap reads: Oracle, pretrained and ``technique``'s."""
     if not res.is_file():
         raise VeilError(f"{res}: no results; run `veil experiment run` first")
     with res.open(encoding="utf-8") as f:
@@ -133,39 +123,29 @@ def gap_by_word(spec: Any, out: Path, technique: str, word_vocab: int | None = N
     if not any(r["method"] == "oracle" for r in rows) or not any(r["method"] == "baseline0" for r in rows):
         raise VeilError(f"{res}: needs oracle and baseline0 rows for {technique} with lm_dir "
                         "(re-run `veil experiment run` with this veil to record them; everything is cached)")
-    cache = StageCache(spec.cache or out / "cache")
-    s = LMSettings.from_dict({"seed": spec.seed, **spec.lm})
-    docs = load_corpus(spec.test)
-    test = [d.text for d in docs]
-    engine = build_engine([technique], "mask", {technique: spec.techniques[technique]}, keep=spec.keep)
-    spans = []
-    for i in range(0, len(test), 512):
-        spans.extend([[(sp.start, sp.end) for sp in doc] for doc in engine.detect(docs[i:i + 512])])
-    labels = word_labels(test, spans, seen=training_words(spec),
-                         vocabulary=word_vocabulary(word_vocab) if word_vocab else None)
-    counts = label_word_counts(test, labels)
-    n_total = sum(counts.values())  # words and sentence ends: the perplexity's denominator
-    tok_labels: list[Label] | None = None
-    per: dict[str, dict[Label, float]] = {}
-    for r in rows:
-        folder = cache.root / r["lm_dir"]
-        if not folder.is_dir():
-            raise VeilError(f"{folder}: the model of {r['method']} is not in the cache")
-        model, vocab = lm.load(folder)
-        if tok_labels is None:
-            tok_labels = token_labels(vocab, test, labels)
-        losses = [float(v) for nll in stream_nll(model, vocab, test, s) for v in nll]
-        if len(losses) != len(tok_labels):
-            raise VeilError(f"internal: {len(losses)} token losses for {len(tok_labels)} classified tokens")
-        sums: dict[Label, float] = {lab: 0.0 for lab in counts}
-        for lab, v in zip(tok_labels, losses):
-            sums[lab] += v
-        total = sum(sums.values())
-        ppl = math.exp(total / n_total)
-        if abs(ppl - float(r["perplexity"])) > 1e-3 * ppl and int(float(r.get("seeds") or 1)) == 1:
-            raise VeilError(f"{r['method']}: per-class NLL gives perplexity {ppl:.2f}, results.csv {r['perplexity']}")
-        per[r["method"]] = sums
-        log.info("gap: %s done", r["method"])
+    return rows
+
+
+def class_sums(row: dict[str, str], losses: Sequence[float], tok_labels: Sequence[Label],
+               counts: dict[Label, int]) -> dict[Label, float]:
+    """One model's total NLL per label (``losses``: its token losses on the test stream, aligned with
+    ``tok_labels``); they must add up to the perplexity ``results.csv`` gives for its ``row``."""
+    if len(losses) != len(tok_labels):
+        raise VeilError(f"internal: {len(losses)} token losses for {len(tok_labels)} classified tokens")
+    sums: dict[Label, float] = {lab: 0.0 for lab in counts}
+    for lab, v in zip(tok_labels, losses):
+        sums[lab] += v
+    ppl = math.exp(sum(sums.values()) / sum(counts.values()))  # words and sentence ends: the perplexity's denominator
+    if abs(ppl - float(row["perplexity"])) > 1e-3 * ppl and int(float(row.get("seeds") or 1)) == 1:
+        raise VeilError(f"{row['method']}: per-class NLL gives perplexity {ppl:.2f}, results.csv {row['perplexity']}")
+    return sums
+
+
+def gap_table(technique: str, per: dict[str, dict[Label, float]], counts: dict[Label, int],
+              word_vocab: int | None = None) -> dict[str, Any]:
+    """The per-class NLL and gap recovered of every model (``per``: method -> :func:`class_sums`), and the
+    share of the whole Baseline0 - Oracle gap (in total NLL) that each class holds."""
+    n_total = sum(counts.values())
 
     def recovered(b: float, o: float, m: float) -> float | None:
         return (b - m) / (b - o) if abs(b - o) > 1e-9 else None

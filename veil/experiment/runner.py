@@ -1,293 +1,34 @@
-"""Experiment stage: run the grid (mask -> fill -> adapt the downstream LM -> perplexity) with a stage cache.
+"""Experiment stage: run the grid (mask -> fill -> adapt the downstream LM -> perplexity, task, ASR), and the gap.
 
-Stages and their cache keys (hash of inputs + settings; see :mod:`veil.cache`):
-
-``corpus`` text of train / test / pre-training corpora -> ``pretrain`` (vocabulary + LM) ->
-``mask`` (train texts, technique, options, style) -> ``filler_ft`` (masked corpus, filler,
-fine-tuning settings) -> ``fill`` (masked corpus, method) -> ``lm_finetune`` (pre-trained LM,
-training texts, loss weight on [MASK] targets, LM settings) -> ``evaluate`` (fine-tuned LM, test
-texts). Adding a method computes only that method's stages; an interrupted run resumes (the fill
-stage even inside a corpus, through :func:`veil.run.corpus.fill_corpus`).
+The runner walks the experiment file's variants and calls each stage once per variant, handing it
+the values it needs: the cached stages of :mod:`veil.experiment.stages` (mask, fill, adapt the LM,
+perplexity), the task evaluation (:mod:`veil.downstream.task.stage`), the ASR evaluation
+(:mod:`veil.downstream.asr.stage`: its Oracle LM is adapted here and handed to it) and, after a run,
+where the gap lies (:mod:`veil.experiment.gap`: the test set, its spans and each row's model are
+handed to it). No stage calls back into the runner; ``results.*`` are written after every row, so
+an interrupted run shows what it has.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from veil.errors import VeilError
-from veil.cache import StageCache, stable_hash, texts_hash
-from veil.experiment.grid import Grid, TrainedLM, read_texts
-from veil.experiment.rankings import RankingStore, ranking_request, share_rankings
-from veil.experiment.spec import CorpusSpec, ExperimentSpec, Variant, load_spec
-from veil.textutil import count_words
+from veil.experiment.grid import Grid, TrainedLM, lm_text_of_masked, read_texts
+from veil.experiment.spec import Variant, load_spec
+from veil.experiment.stages import ExperimentStages, load_corpus
+
+__all__ = ["ExperimentRunner", "load_corpus", "run_experiment"]
 
 log = logging.getLogger(__name__)
 
 
-def load_corpus(c: CorpusSpec) -> list[Any]:
-    """The documents an experiment's ``train:`` / ``test:`` / ``pretrain:`` entry selects from its corpus."""
-    from veil.io.corpora import select_documents
-    from veil.io.formats import Fields, read_documents
-
-    fields = Fields(**c.fields) if c.fields else None
-    docs = select_documents(read_documents(c.path, c.format, fields), min_words=c.min_words,
-                            exclude_containing=c.exclude_containing, skip=c.skip, limit=c.limit)
-    if not docs:
-        raise VeilError(f"{c.path}: no documents with at least {c.min_words} word(s)")
-    return docs
-
-
-class ExperimentRunner:
-    def __init__(self, spec: ExperimentSpec, out: Path, progress: bool = True,
-                 only_methods: list[str] | None = None, only_techniques: list[str] | None = None,
-                 executor: Any = None) -> None:
-        from veil.downstream.lm import LMSettings
-
-        self.spec, self.out, self.progress = spec, Path(out), progress
-        # where the mask and fill stages run their batches (veil.run.executors): local, or Ray actors
-        from veil.run.executors import LocalExecutor
-
-        self.executor = executor or LocalExecutor()
-        self.cache = StageCache(spec.cache or self.out / "cache")
-        self.lm = LMSettings.from_dict({"seed": spec.seed, **spec.lm})
-        self.variants = [v for v in spec.variants if not only_methods or v.name in only_methods]
-        self.techniques = {t: o for t, o in spec.techniques.items() if not only_techniques or t in only_techniques}
-        self.rankings = RankingStore(self.cache.root / "rankings")
-        self._masked_files: dict[str, Path] = {}  # technique -> masked corpus (the report's examples)
-        self._filled_files: dict[tuple[str, str], Path] = {}  # (technique, method) -> filled corpus
-        self._asr_ev: Any = None  # the run's ASREvaluation when the experiment has an asr: section
-
-    # ------------------------------------------------------------------ stages
-    def corpus(self, which: str, c: CorpusSpec) -> tuple[list[Any], str]:
-        t0 = time.time()
-        docs = load_corpus(c)
-        h = texts_hash([d.text for d in docs])
-        log.info("%s corpus: %d documents, %d words from %s (%.1fs)", which, len(docs),
-                 sum(count_words(d.text) for d in docs), c.path, time.time() - t0)
-        return docs, h
-
-    def pretrain(self, texts: list[str], h: str) -> tuple[Path, dict[str, Any]]:
-        from veil.downstream import lm
-
-        s = self.lm
-        if s.model:  # a pre-trained model: nothing to pre-train; the stage names the model to load
-            key = {"model": s.model}
-            return self.cache.run("pretrain", stable_hash(key), key,
-                                  lambda tmp: lm.save_pretrained_reference(s.model, tmp) or {"model": s.model})
-        settings = {"corpus": h, **({"arch": s.arch} if s.arch != "gpt2" else {}),  # (gpt2 keys predate arch)
-                    "n_layer": s.n_layer, "n_embd": s.n_embd, "n_head": s.n_head, "context": s.context,
-                    "vocab_size": s.vocab_size, "tokenizer": s.tokenizer, "dropout": s.dropout, "seed": s.seed,
-                    "batch_size": s.batch_size,
-                    "epochs": s.pretrain_epochs, "lr": s.pretrain_lr, "weight_decay": s.weight_decay,
-                    "warmup_steps": s.warmup_steps}
-        if any("[MASK]" in t or "<unk>" in t for t in texts):  # only then did the tokenisation change its stream
-            settings.update(self._tokenization())
-
-        def work(tmp: Path) -> dict[str, Any]:
-            from veil.downstream.tokenizer import build_vocab
-
-            vocab = build_vocab(s.tokenizer, texts, s.vocab_size)
-            model = lm.make_model(s, vocab)
-            log.info("pre-training a %d-layer, %d-wide LM (%.1fM parameters, vocabulary %d) on %d sentences",
-                     s.n_layer, s.n_embd, lm.n_params(model) / 1e6, len(vocab), len(texts))
-            info = {"parameters": lm.n_params(model), "vocab": len(vocab), "sentences": len(texts)}
-            if s.pretrain_epochs > 0:
-                info.update(lm.train(model, vocab, texts, s, epochs=s.pretrain_epochs, lr=s.pretrain_lr,
-                                     desc="pre-train", progress=self.progress))
-            lm.save(model, vocab, tmp, info)
-            return info
-
-        return self.cache.run("pretrain", stable_hash(settings), settings, work)
-
-    def mask(self, tech: str, options: dict[str, Any], docs: list[Any], h: str) -> tuple[Path, dict[str, Any]]:
-        settings = {"train": h, "technique": tech, "options": options, "style": self.spec.style,
-                    **({"keep": sorted(self.spec.keep)} if self.spec.keep else {})}
-
-        def work(tmp: Path) -> dict[str, Any]:
-            from functools import partial
-
-            from veil.io.records import write_masked
-            from veil.run.components import build_engine
-            from veil.run.corpus import mask_documents
-
-            settings = ([tech], self.spec.style, {tech: options} if options else None, (), tuple(self.spec.keep))
-            build_engine(*settings)  # bad names / options fail here, on either executor
-            counts: dict[str, int] = {}
-
-            def masked() -> Any:
-                for md in mask_documents(docs, partial(build_engine, *settings), executor=self.executor,
-                                         batch_size=512, progress=self.progress, counts=counts,
-                                         desc=f"mask {tech}"):
-                    md.meta = {}
-                    yield md
-
-            write_masked(tmp / "masked.jsonl", masked())
-            share = counts.get("masked", 0) / max(1, counts.get("words", 0))
-            log.info("mask %s: %.1f%% of %d words", tech, 100 * share, counts.get("words", 0))
-            return {"masked_words": counts.get("masked", 0), "words": counts.get("words", 0), "masked_share": share}
-
-        return self.cache.run("mask", stable_hash(settings), settings, work)
-
-    def filler_finetune(self, v: Variant, tech: str, masked_dir: Path, mask_key: str) -> tuple[Path, dict[str, Any]]:
-        ft = dict(v.finetune or {})
-        settings = {"masked": mask_key, "filler": v.filler, "model": v.model, "finetune": ft, "k": v.k,
-                    "seed": self.spec.seed}
-
-        def work(tmp: Path) -> dict[str, Any]:
-            from veil.io.records import read_masked
-            from veil.registry import fillers
-            from veil.run.inmemory import fill_documents
-
-            filler = fillers.get(v.filler)
-            docs = list(read_masked(masked_dir / "masked.jsonl"))
-            opts = dict(ft)  # the training options; ``ft`` itself is part of the stage's settings
-            data = opts.pop("data", filler.finetune_default_data)
-            texts = None
-            if data not in filler.finetune_data:  # train on the output of another fill method of this technique
-                other = next((o for o in self.spec.variants if o.name == data and o.data == "filled"), None)
-                if other is None:
-                    raise VeilError(f"method {v.name!r}: finetune.data must be one of "
-                                    f"{', '.join(filler.finetune_data)} or another fill method's name")
-                fdir, _ = self.fill(other, tech, masked_dir, mask_key)
-                texts = read_texts(fdir / "filled.jsonl")
-            return filler.finetune(docs, tmp / "model", texts=texts, data=data, model=v.model,
-                                   rounds=int(opts.pop("rounds", 1)), k=v.k, seed=self.spec.seed,
-                                   progress=self.progress, fill=fill_documents, **opts)
-
-        return self.cache.run("filler_ft", stable_hash(settings), settings, work)
-
-    def fill(self, v: Variant, tech: str, masked_dir: Path, mask_key: str) -> tuple[Path, dict[str, Any]]:
-        model, ft_s = v.model, 0.0
-        ft_key = None
-        if v.finetune:
-            ft_dir, ft_meta = self.filler_finetune(v, tech, masked_dir, mask_key)
-            model, ft_s, ft_key = str(ft_dir / "model"), ft_meta["seconds"], ft_meta["key"]
-        from veil.registry import fillers
-
-        version = getattr(fillers.get(v.filler), "version", 1)
-        settings = {"masked": mask_key, "filler_ft": ft_key, "seed": self.spec.seed, **v.fill_settings(),
-                    **({"filler_version": version} if version != 1 else {})}
-        key = stable_hash(settings)
-
-        def work(tmp: Path) -> dict[str, Any]:
-            from functools import partial
-
-            from veil.run.components import build_filler
-            from veil.run.corpus import fill_corpus
-
-            filler = fillers.get(v.filler)(model=model, strategy=v.strategy, k=v.k, seed=self.spec.seed, **v.options)
-            memo_key = json.dumps([v.filler, model, v.options, mask_key] + ([version] if version != 1 else []),
-                                  sort_keys=True, default=str)
-            memo = self.rankings.memo(memo_key)
-            share_rankings(filler, memo,
-                           request=ranking_request(filler, max(o.k for o in self.spec.variants if o.data == "filled")))
-            work_dir = self.cache.path("fill", key + ".work")  # survives an interruption: fill_corpus resumes
-            work_dir.mkdir(parents=True, exist_ok=True)
-            log.info("fill %s / %s: %s %s", tech, v.name, v.filler, v.strategy)
-            try:
-                if self.executor.name != "local":  # each worker builds the variant's filler (rankings not shared)
-                    filler = partial(build_filler, v.filler, model=model, strategy=v.strategy, k=v.k,
-                                     seed=self.spec.seed, **v.options)
-                # a corpus in which the mask stage found nothing is this grid's to fill (a copy)
-                stats = fill_corpus(masked_dir / "masked.jsonl", work_dir / "filled.jsonl", filler,
-                                    settings={"key": key}, progress=self.progress, executor=self.executor,
-                                    allow_unmasked=True)
-            finally:  # also after an interruption: the rankings computed so far are not lost
-                self.rankings.save(memo_key)
-            for f in work_dir.iterdir():
-                if f.is_file() and not f.name.endswith((".partial", ".progress.json")):
-                    os.replace(f, tmp / f.name)
-            stats = stats if isinstance(stats, dict) else {}
-            return {"stats": stats, "filler_ft_s": ft_s, "seconds_earlier": stats.get("seconds_earlier", 0.0)}
-
-        d, meta = self.cache.run("fill", key, settings, work)
-        wd = self.cache.path("fill", key + ".work")
-        if wd.is_dir():
-            import shutil
-            shutil.rmtree(wd, ignore_errors=True)
-        meta = {**meta, "filler_ft_s": ft_s}
-        return d, meta
-
-    def lm_finetune(self, pre_dir: Path, pre_key: str, texts: list[str], mask_loss_weight: float,
-                    label: str, seed: int | None = None) -> TrainedLM:
-        import dataclasses
-
-        from veil.downstream import lm
-
-        s = self.lm if seed is None else dataclasses.replace(self.lm, seed=seed)
-        settings = {"pretrain": pre_key, "texts": texts_hash(texts), "mask_loss_weight": mask_loss_weight,
-                    **self._tokenization(texts),
-                    "epochs": s.finetune_epochs, "lr": s.finetune_lr, "batch_size": s.batch_size, "seed": s.seed,
-                    "weight_decay": s.weight_decay, "warmup_steps": s.warmup_steps, **s.adaptation_key(),
-                    **({"steps": s.finetune_steps} if s.finetune_steps is not None else {})}
-
-        key = stable_hash(settings)
-
-        def work(tmp: Path) -> dict[str, Any]:
-            import torch
-
-            model, vocab = lm.load(pre_dir)
-            model = lm.adaptable(model, s)
-            torch.manual_seed(s.seed)
-            info = lm.train(model, vocab, texts, s, epochs=s.finetune_epochs, lr=s.finetune_lr,
-                            mask_loss_weight=mask_loss_weight, desc=f"fine-tune {label}", progress=self.progress,
-                            steps=s.finetune_steps)
-            lm.save(model, vocab, tmp, info)
-            held[:] = [model, vocab]  # evaluate() takes it instead of loading what was just saved
-            return info
-
-        held: list[Any] = []
-        d, meta = self.cache.run("lm_finetune", key, settings, work)
-        return TrainedLM(d, meta, *held)
-
-    def evaluate(self, trained: TrainedLM, test: list[str], test_key: str, label: str,
-                 asr: tuple[str, bool] | None = None) -> dict[str, Any]:
-        """The LM's perplexity on ``test``. ``asr=(lm_dir, oracle)``: when the experiment has an ``asr:`` section and
-        the model is in memory for the perplexity, it also scores the n-best lists, so the WER stage does not load
-        it again (see :meth:`veil.downstream.asr.stage.ASREvaluation.prime`; nothing when the perplexity came from the cache)."""
-        from veil.downstream import lm
-
-        settings = {"lm": trained.key, "test": test_key, "context": self.lm.context, **self._tokenization(test),
-                    **({"precision": self.lm.precision} if self.lm.precision != "fp32" else {})}
-
-        def work(tmp: Path) -> dict[str, Any]:
-            model, vocab = trained.take()
-            r = lm.perplexity(model, vocab, test, self.lm, progress=self.progress, desc=f"perplexity {label}")
-            log.info("perplexity %s: %.2f", label, r["perplexity"])
-            held.append((model, vocab))
-            return r
-
-        held: list[tuple[Any, Any]] = []
-        _, meta = self.cache.run("evaluate", stable_hash(settings), settings, work)
-        if asr is not None and held and self._asr_ev is not None:
-            self._asr_ev.prime(asr[0], *held[0], test, oracle=asr[1])
-        return meta
-
-    def _tokenization(self, texts: Sequence[str] = ()) -> dict[str, Any]:
-        """Part of the LM stages' keys: the BPE stream changed with ``BPEVocab.TOKENIZATION`` 2 (the
-        pre-training key carries it only for a corpus holding ``[MASK]`` or ``<unk>``: the streams of
-        other corpora did not change, and their pre-trained models stay valid). A pre-trained
-        ``lm.model``'s stream changed with ``lm.STREAM_VERSION`` 2 only for ``texts`` ending in whitespace
-        (PTB's lines), so only their stages carry it."""
-        if self.lm.model:
-            from veil.downstream.lm import STREAM_VERSION
-
-            return {"stream": STREAM_VERSION} if any(t != t.rstrip() for t in texts) else {}
-        if self.lm.tokenizer != "bpe":
-            return {}
-        from veil.downstream.tokenizer import BPEVocab
-
-        return {"tokenization": BPEVocab.TOKENIZATION}
-
-    # ------------------------------------------------------------------ the grid
+class ExperimentRunner(ExperimentStages):
     def run(self) -> list[dict[str, Any]]:
         """Every row of the grid: the baselines on the original text, then each technique's masked and filled
-        variants; ``results.*`` are written after every row (an interrupted run shows what it has)."""
+        variants, then (with an ``asr:`` section) the word error rates."""
         spec = self.spec
         self.out.mkdir(parents=True, exist_ok=True)
         if spec.pretrain is None and not self.lm.model:
@@ -299,40 +40,101 @@ class ExperimentRunner:
         test_docs, test_h = self.corpus("test", spec.test)
         pre_docs, pre_h = self.corpus("pretrain", spec.pretrain) if spec.pretrain else ([], "")
         pre_dir, pre_meta = self.pretrain([d.text for d in pre_docs], pre_h)
-        grid = Grid(self, train_docs, [d.text for d in test_docs], test_h, TrainedLM(pre_dir, pre_meta),
-                     self._task(train_docs, test_docs))
+        grid = Grid(train_docs, [d.text for d in test_docs], test_h, TrainedLM(pre_dir, pre_meta),
+                    task=self._task(train_docs, test_docs))
         if spec.asr is not None:
             from veil.downstream.asr.stage import ASREvaluation
 
-            self._asr_ev = ASREvaluation(spec.asr, self.cache, spec.source.resolve().parent, spec.seed, self.lm,
-                                         self.progress)
+            grid.asr = ASREvaluation(spec.asr, self.cache, spec.source.resolve().parent, spec.seed, self.lm,
+                                     self.progress)
+        train_texts = [d.text for d in train_docs]
         for v in self.variants:
             if v.data == "original":
-                grid.lm_row("", v, [d.text for d in train_docs], {"masked_share": 0.0})
+                self._add(grid, self.adapted_row(grid, "", v, train_texts, {"masked_share": 0.0}))
             elif v.data == "none":
-                grid.pretrained_row(v)
+                self._add(grid, self.pretrained_row(grid, v))
         for tech, opts in self.techniques.items():
-            grid.technique_rows(tech, opts, train_h)
-        if spec.asr is not None:  # the paper's WER table: every row's LM fused into the recogniser
-            grid.rows.append(self._asr(grid.rows, grid.test, pre_dir, pre_meta["key"], [d.text for d in train_docs]))
-            self._write(grid.rows)
+            self.technique_rows(grid, tech, opts, train_h)
+        if grid.asr is not None:  # the paper's WER table: every row's LM fused into the recogniser
+            oracle_weight = next((v.mask_loss_weight for v in spec.variants if v.data == "original"), 1.0)
+            # lambda and beta are tuned with the Oracle LM even when --method leaves it out (a cached stage otherwise)
+            oracle = self.lm_finetune(pre_dir, pre_meta["key"], train_texts, oracle_weight, "oracle")
+            self._add(grid, grid.asr.add_wer(grid.rows, grid.test, self.cache.root, f"lm_finetune/{oracle.key}"))
         examples = None
         if spec.report_examples:
             from veil.report.examples import collect_examples
 
-            examples = collect_examples(train_docs, self._masked_files, self._filled_files, spec.report_examples)
+            examples = collect_examples(train_docs, grid.masked_files, grid.filled_files, spec.report_examples)
         self._write(grid.rows, final=True, examples=examples)
         return grid.rows
 
-    def _asr(self, rows: list[dict[str, Any]], test: list[str], pre_dir: Path, pre_key: str,
-             train_texts: list[str]) -> dict[str, Any]:
-        """WER of every row's LM (see :mod:`veil.downstream.asr.stage`); returns the recogniser-alone row ``no_lm``."""
-        oracle_weight = next((v.mask_loss_weight for v in self.spec.variants if v.data == "original"), 1.0)
+    # ------------------------------------------------------------------ the rows
+    def adapted_row(self, grid: Grid, tech: str, v: Variant, texts: list[str], extra: dict[str, Any],
+                    records: Path | None = None) -> dict[str, Any]:
+        """Adapt the LM on ``texts`` (once per ``lm.seeds``), its perplexity (the mean over seeds) and task cells."""
+        before = len(self.cache.computed)
+        label = f"{tech or 'oracle'}/{v.name}"
+        ppls, ft_s, ev_s, lm_dir = [], 0.0, 0.0, ""
+        for i in range(self.lm.seeds):  # the first run's key is the single-seed key: seeds only add runs
+            seed = self.lm.seed + i
+            tag = label if i == 0 else f"{label} (seed {seed})"
+            trained = self.lm_finetune(grid.pretrained.dir, grid.pretrained.key, texts, v.mask_loss_weight, tag,
+                                       seed=seed)
+            # the first seed's model is the WER's: it scores the n-best lists while it is in memory
+            asr = (grid.asr, f"lm_finetune/{trained.key}", v.data == "original") if i == 0 and grid.asr else None
+            ev = self.evaluate(trained, grid.test, grid.test_h, tag, asr=asr)
+            lm_dir = lm_dir or f"lm_finetune/{trained.key}"  # the first seed's model (veil experiment gap)
+            ppls.append(ev["info"]["perplexity"])
+            ft_s, ev_s = ft_s + trained.meta["seconds"], ev_s + ev["seconds"]
+        row = {**grid.base, "technique": tech, "method": v.name, "perplexity": sum(ppls) / len(ppls),
+               "perplexity_seeds": ppls, "lm_finetune_s": ft_s, "evaluate_s": ev_s, "lm_dir": lm_dir, **extra}
+        if grid.task is not None:  # the task classifier on the same training text
+            row.update(grid.task.columns(label, v, texts, records))
+        row["computed"] = len(self.cache.computed) - before + extra.get("computed", 0)
+        return row
 
-        def oracle_lm() -> str:  # lambda and beta are tuned with the Oracle LM even when --method leaves it out
-            return "lm_finetune/" + self.lm_finetune(pre_dir, pre_key, train_texts, oracle_weight, "oracle").key
+    def pretrained_row(self, grid: Grid, v: Variant) -> dict[str, Any]:
+        """The pre-trained LM as it is, not adapted: no fine-tuning stage."""
+        pre = grid.pretrained
+        before = len(self.cache.computed)
+        asr = (grid.asr, f"pretrain/{pre.key}", False) if grid.asr else None
+        ev = self.evaluate(pre, grid.test, grid.test_h, v.name, asr=asr)
+        return {**grid.base, "technique": "", "method": v.name, "perplexity": ev["info"]["perplexity"],
+                "perplexity_seeds": [ev["info"]["perplexity"]], "lm_finetune_s": 0.0,
+                "evaluate_s": ev["seconds"], "masked_share": 0.0, "lm_dir": f"pretrain/{pre.key}",
+                "computed": len(self.cache.computed) - before}
 
-        return self._asr_ev.add_wer(rows, test, self.cache.root, oracle_lm)
+    def technique_rows(self, grid: Grid, tech: str, opts: dict[str, Any], train_h: str) -> None:
+        """Mask the training corpus with ``tech``, then a row for every masked (baseline) and filled variant."""
+        before = len(self.cache.computed)
+        mdir, mmeta = self.mask(tech, opts, grid.train_docs, train_h)
+        masked = mdir / "masked.jsonl"
+        mask_info = {"masked_share": mmeta["info"]["masked_share"], "mask_s": mmeta["seconds"]}
+        mask_computed = len(self.cache.computed) - before  # counted once, in the technique's first row
+        grid.masked_files[tech] = masked
+        masked_texts = None
+        for v in self.variants:
+            if v.data in ("original", "none"):
+                continue
+            if v.data == "masked":
+                if masked_texts is None:
+                    masked_texts = [lm_text_of_masked(t) for t in read_texts(masked)]
+                self._add(grid, self.adapted_row(grid, tech, v, masked_texts,
+                                                 {**mask_info, "computed": mask_computed}, masked))
+            else:
+                b = len(self.cache.computed)
+                fdir, fmeta = self.fill(v, tech, mdir, mmeta["key"])
+                filled = fdir / "filled.jsonl"
+                grid.filled_files[(tech, v.name)] = filled
+                self._add(grid, self.adapted_row(
+                    grid, tech, v, read_texts(filled),
+                    {**mask_info, "fill_s": fmeta["seconds"], "filler_ft_s": fmeta.get("filler_ft_s", 0.0),
+                     "computed": mask_computed + len(self.cache.computed) - b}, filled))
+            mask_computed = 0
+
+    def _add(self, grid: Grid, row: dict[str, Any]) -> None:
+        grid.rows.append(row)
+        self._write(grid.rows)
 
     def _task(self, train_docs: list[Any], test_docs: list[Any]) -> Any:
         """The task evaluation of the experiment file's ``task:`` (:mod:`veil.downstream.task.stage`), None without one."""
@@ -348,6 +150,38 @@ class ExperimentRunner:
 
         write_results(rows, self.out, self.spec, html=final, methods=[v.name for v in self.variants],
                       techniques=list(self.techniques), examples=examples)
+
+    # ------------------------------------------------------------------ after a run
+    def gap(self, technique: str, word_vocab: int | None = None) -> dict[str, Any]:
+        """Where the Baseline0 - Oracle gap of ``technique`` lies (:mod:`veil.experiment.gap`): the test set's words
+        labelled by the technique's spans, and each model of ``results.csv`` handed to the per-class NLL once."""
+        from veil.downstream import lm
+        from veil.experiment import gap
+
+        if technique not in self.spec.techniques:
+            raise VeilError(f"technique {technique!r} is not in {self.spec.source} "
+                            f"({', '.join(self.spec.techniques)})")
+        rows = gap.result_rows(self.out / "results.csv", technique)
+        docs, test_h = self.corpus("test", self.spec.test)
+        test = [d.text for d in docs]
+        spans = self.detect(technique, self.spec.techniques[technique], docs, test_h)
+        labels = gap.word_labels(test, [[(s.start, s.end) for s in found] for found in spans],
+                                 seen=gap.training_words(load_corpus(self.spec.train)),
+                                 vocabulary=gap.word_vocabulary(word_vocab) if word_vocab else None)
+        counts = gap.label_word_counts(test, labels)
+        tok_labels = None
+        per: dict[str, Any] = {}
+        for r in rows:
+            folder = self.cache.root / r["lm_dir"]
+            if not folder.is_dir():
+                raise VeilError(f"{folder}: the model of {r['method']} is not in the cache")
+            model, vocab = lm.load(folder)
+            if tok_labels is None:
+                tok_labels = gap.token_labels(vocab, test, labels)
+            losses = [float(v) for nll in lm.stream_nll(model, vocab, test, self.lm) for v in nll]
+            per[r["method"]] = gap.class_sums(r, losses, tok_labels, counts)
+            log.info("gap: %s done", r["method"])
+        return gap.gap_table(technique, per, counts, word_vocab)
 
 
 def run_experiment(path: str | Path, out: str | Path, progress: bool = True, **kwargs: Any) -> list[dict[str, Any]]:

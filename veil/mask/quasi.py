@@ -20,12 +20,11 @@ up in one dict, so its cost grows with the text, not with the number of terms.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from veil.errors import VeilError
-from veil.gazetteer import nationalities  # noqa: F401  (re-exported)
+from veil.gazetteer import job_titles, nationalities
 from veil.mask.base import Masker, choose
 from veil.types import Span
 
@@ -34,21 +33,6 @@ TAB_TERMS = DATA / "tab_train_terms.tsv"
 SOURCES = ("nationalities", "occupations", "tab")
 _TAB_LABELS = {"DEM": "DEMOGRAPHIC", "MISC": "QUASI_ID"}
 SCORE = 0.6
-
-
-
-
-@lru_cache(maxsize=1)
-def occupations() -> tuple[str, ...]:
-    """Faker's job titles, the part before a comma ("Engineer, civil" -> "Engineer")."""
-    from faker.providers.job import Provider
-
-    out = set()
-    for job in Provider.jobs:
-        head = job.split(",")[0].strip()
-        if head and not any(c in head for c in "/()"):
-            out.add(head)
-    return tuple(sorted(out))
 
 
 def read_terms(path: str | Path) -> dict[str, str]:
@@ -91,7 +75,7 @@ class QuasiIdentifierMasker(Masker):
         if "nationalities" in sources:
             terms.update({t.lower(): "NATIONALITY" for t in nationalities()})
         if "occupations" in sources:
-            terms.update({t.lower(): "OCCUPATION" for t in occupations()})
+            terms.update({t.lower(): "OCCUPATION" for t in job_titles()})
         if "tab" in sources:
             for t, k in read_terms(TAB_TERMS).items():  # the nationality / occupation label is more specific
                 terms.setdefault(t.lower(), k)
@@ -107,27 +91,18 @@ class QuasiIdentifierMasker(Masker):
 
     def detect(self, text: str) -> list[Span]:
         """Longest match first at each word; words may be joined by up to three other characters."""
+        from veil.mask.detectors.lexicon import longest_terms
+
         words = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(text)]
-        out: list[Span] = []
-        i = 0
-        while i < len(words):
-            hit = None
-            for n in range(min(MAX_WORDS, len(words) - i), 0, -1):
-                run = words[i:i + n]
-                if any(b[0] - a[1] > 3 for a, b in zip(run, run[1:])):
-                    continue
-                key = " ".join(w for _, _, w in run)
-                label = self._lookup(key)
-                if label is not None:
-                    hit = (n, label)
-                    break
-            if hit is None:
-                i += 1
-                continue
-            n, label = hit
-            out.append(Span(words[i][0], words[i + n - 1][1], label, self.name, SCORE))
-            i += n
-        return out
+
+        def lookup(i: int, j: int) -> str | None:
+            run = words[i:j]
+            if any(b[0] - a[1] > 3 for a, b in zip(run, run[1:])):
+                return None
+            return self._lookup(" ".join(w for _, _, w in run))
+
+        return [Span(words[i][0], words[j - 1][1], label, self.name, SCORE)
+                for i, j, label in longest_terms(len(words), MAX_WORDS, lookup, lambda i, j, label: label)]
 
     def _lookup(self, key: str) -> str | None:
         """The label of ``key``, or of its singular ("teachers", "witnesses" -> "teacher", "witness")."""

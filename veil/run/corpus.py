@@ -12,7 +12,8 @@ A corpus goes through one loop, whatever runs its batches::
 - :func:`map_units` is the same loop in memory (the Python API, the experiment runner, ``veil
   finetune``).
 
-The stages are :mod:`veil.run.stages`, the executors (``local``, ``ray``) :mod:`veil.run.executors`;
+The stages are :mod:`veil.run.stages` (detection alone, for the commands that need spans:
+:mod:`veil.run.detect`), the executors (``local``, ``ray``) :mod:`veil.run.executors`;
 a ``datasets.Dataset`` runs the same stages in its own ``map`` (:mod:`veil.run.hf_datasets`).
 Nothing here imports torch or spaCy at module level.
 """

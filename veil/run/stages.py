@@ -1,4 +1,4 @@
-"""Run stage: the one batch function of each stage (mask, fill, both), whatever executor runs it.
+"""Run stage: the one batch function of each stage (mask, detect, fill, both), whatever executor runs it.
 
 A stage is built on the driver from plain settings and a factory, pickled to wherever it runs (this
 process, a Ray actor, a ``datasets.map`` worker), loaded once there (``stage.load()`` builds the
@@ -97,6 +97,18 @@ class MaskStage:
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_engine": None}  # models are loaded where the stage runs
+
+
+class DetectStage(MaskStage):
+    """Detection alone: each unit's merged spans per document, on its text (no placeholders; :mod:`veil.run.detect`)."""
+
+    def __init__(self, make_engine: Callable[[], Any]) -> None:
+        super().__init__(make_engine)
+
+    def __call__(self, batch: Sequence[Sequence[Document]]) -> StageOutput:
+        self.load()
+        spans = iter(self._engine.detect([d for u in batch for d in u]))
+        return StageOutput([[next(spans) for _ in u] for u in batch])
 
 
 class FillStage:

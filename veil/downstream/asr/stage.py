@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from veil.downstream.asr.settings import ASRSettings
 from veil.errors import VeilError
@@ -176,11 +176,11 @@ class ASREvaluation:
         return list(range(min(self.s.dev, n))), list(range(self.s.dev, n))
 
     def add_wer(self, rows: list[dict[str, Any]], test_texts: Sequence[str], cache_root: Path,
-                oracle_lm: Callable[[], str]) -> dict[str, Any]:
+                oracle: str) -> dict[str, Any]:
         """Give every row with an ``lm_dir`` its ``wer``; return the ``no_lm`` row (recogniser alone).
 
-        ``lm_dir`` and ``oracle_lm()`` name models relative to ``cache_root`` (``lm_finetune/KEY``);
-        ``oracle_lm`` fine-tunes the Oracle LM if this run has not (a cached stage otherwise).
+        ``lm_dir`` and ``oracle`` name models relative to ``cache_root`` (``lm_finetune/KEY``); the Oracle
+        LM tunes lambda and beta (the runner adapts it even when the run has no Oracle row).
         """
         from veil.downstream.asr import rescore
         from veil.downstream.asr.text import lm_text, normalise
@@ -195,7 +195,6 @@ class ASREvaluation:
         dev, test = self._split(len(records))
         dev_lists, test_lists = [lists[i] for i in dev], [lists[i] for i in test]
         lead = shared_lead(test_texts)
-        oracle = oracle_lm()
         # the Oracle LM scores every list (it tunes lambda and beta on dev); the other LMs only the test lists
         oscores, _ = self.lm_scores(cache_root / oracle, oracle, records, nbest_key, lead)
         test_records = [records[i] for i in test]

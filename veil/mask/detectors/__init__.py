@@ -1,33 +1,25 @@
-"""Detect and mask stage: the DLP-style detectors (one small class per infoType; by name in veil.registry.detectors)."""
+"""Detect and mask stage: the DLP-style detectors (one small class per infoType; by name in veil.registry.detectors).
+
+A built-in detector is its class, in one module of this package, and its line in
+:mod:`veil.registry`: the names below (``DEFAULT_DETECTORS``, the classes, ``__all__``) are read
+from those lines.
+"""
 
 from __future__ import annotations
 
 from veil.mask.detectors.base import Detector, PatternDetector
-from veil.mask.detectors.contact import EmailDetector, IpAddressDetector, PhoneDetector, UrlDetector
-from veil.mask.detectors.numbers import (AgeDetector, CaseCodeDetector, CreditCardDetector, DateDetector, DurationDetector,
-                                         MoneyDetector, NumberDetector, QuantityDetector,
-                                         StreetAddressDetector, UsSsnDetector)
-from veil.mask.detectors.personal import (HealthDetector, LifeEventDateDetector, NationalityDetector, OccupationDetector,
-                                          ServiceDetector, SpokenAgeDetector, SpokenPriceDetector)
-from veil.mask.detectors.spoken import SpelledNameDetector, SpokenAddressDetector, SpokenEmailDetector
-from veil.mask.detectors.words import (DictionaryDetector, NonLatinNameDetector, SpelledWordDetector,
-                                       TitledNameDetector, UsernameDetector)
+from veil.mask.detectors.lexicon import LexiconDetector
+from veil.mask.detectors.words import DictionaryDetector
+from veil.registry import detectors as _registry
 
-#: the detectors the DLP masker runs unless told otherwise, in the order it runs them (each one is
-#: registered by name in veil.registry.detectors); durations and counted or measured quantities run on
-#: written documents only (``WRITTEN_ONLY``, ``base.is_written``): in conversation "two years", "ten minutes",
-#: "two dogs" and "forty miles" are not personal
-DEFAULT_DETECTORS: tuple[str, ...] = (
-    "email", "url", "ip_address", "phone", "credit_card", "us_ssn", "number", "case_code", "date", "age", "duration",
-    "money", "quantity", "street_address", "spelled_word", "username", "spelled_name", "spoken_email",
-    "spoken_address", "titled_name", "non_latin_name", "spoken_age", "life_event_date", "occupation", "health",
-    "nationality", "service", "spoken_price",
-)
+#: the detectors the DLP masker runs unless told otherwise: every built-in, in the order of their registration
+#: lines (the order the masker runs them); durations and counted or measured quantities run on written
+#: documents only (``WRITTEN_ONLY``, ``base.is_written``): in conversation "two years", "ten minutes", "two dogs"
+#: and "forty miles" are not personal
+DEFAULT_DETECTORS: tuple[str, ...] = tuple(_registry.builtins)
 
-__all__ = ["DEFAULT_DETECTORS", "Detector", "PatternDetector", "DictionaryDetector", "EmailDetector", "UrlDetector",
-           "IpAddressDetector", "PhoneDetector", "CreditCardDetector", "UsSsnDetector", "NumberDetector",
-           "CaseCodeDetector", "DateDetector", "AgeDetector", "DurationDetector", "MoneyDetector", "QuantityDetector",
-           "StreetAddressDetector", "SpelledWordDetector", "UsernameDetector", "SpelledNameDetector",
-           "SpokenEmailDetector", "SpokenAddressDetector", "TitledNameDetector", "NonLatinNameDetector",
-           "SpokenAgeDetector", "LifeEventDateDetector", "OccupationDetector", "HealthDetector", "NationalityDetector",
-           "ServiceDetector", "SpokenPriceDetector"]
+_classes = {name: _registry.get(name) for name in DEFAULT_DETECTORS}
+globals().update({cls.__name__: cls for cls in _classes.values()})
+
+__all__ = ["DEFAULT_DETECTORS", "Detector", "PatternDetector", "LexiconDetector", "DictionaryDetector",
+           *(cls.__name__ for cls in _classes.values())]

@@ -2,7 +2,8 @@
 
 Modelled on Presidio's recognizers: a :class:`PatternDetector` is its ``PATTERNS`` (regex, score),
 an optional ``CONTEXT`` (hot words that raise the score when they occur within
-``CONTEXT_WINDOW`` characters of a hit) and an optional ``validate`` (Luhn, address ranges).
+``CONTEXT_WINDOW`` characters of a hit), an optional ``validate`` (Luhn, address ranges) and an
+optional ``fits`` (the words around a hit: an age said of a thing).
 A cheap ``may_match`` test skips texts that cannot contain a hit, which keeps the regexes off
 most utterances of a transcript.
 """
@@ -55,6 +56,11 @@ class PatternDetector(Detector):
     def validate(self, surface: str) -> bool:
         return True
 
+    def fits(self, text: str, start: int, end: int, pattern: int) -> bool:
+        """Whether the hit ``[start, end)`` of ``PATTERNS[pattern]`` fits the words around it (Presidio's
+        ``invalidate_result``: "thirty years old" said of a house is no one's age)."""
+        return True
+
     def find(self, text: str, source: str) -> Iterator[Span]:
         if not self.MERGE_OVERLAPS:
             yield from self._find(text, source)
@@ -67,10 +73,10 @@ class PatternDetector(Detector):
         if not self.may_match(text):
             return
         hot: list[tuple[int, int]] | None = None
-        for pattern, score in self._patterns:
+        for k, (pattern, score) in enumerate(self._patterns):
             for m in pattern.finditer(text):
                 start, end = m.span("hit") if "hit" in pattern.groupindex else m.span()
-                if start == end or not self.validate(text[start:end]):
+                if start == end or not self.validate(text[start:end]) or not self.fits(text, start, end, k):
                     continue
                 hit_score = score
                 if self._context is not None:

@@ -30,9 +30,11 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
-from veil.gazetteer import (field_terms, group_terms, health_terms, occupation_terms, plural_keys,  # noqa: F401
-                            quasi_lines, term_key)
-from veil.mask.detectors.base import Detector
+from veil.gazetteer import field_terms, group_terms, health_terms, occupation_terms  # noqa: F401
+from veil.gazetteer import plural_keys as _plural  # noqa: F401  (read by the neural tagger's rules)
+from veil.gazetteer import term_key as _key  # noqa: F401
+from veil.mask.detectors.base import PatternDetector
+from veil.mask.detectors.lexicon import LexiconDetector
 from veil.types import Span
 
 
@@ -57,11 +59,13 @@ _AGE_END = (r"(?=\s*[,.?!;:]|\s*$|\s+(?:and|or|now|right|this|next|in|when|but|s
             r"already|yet|too|last|going|though|uh|um|and\s+a\s+half)\b)")
 
 
-class SpokenAgeDetector(Detector):
+class SpokenAgeDetector(PatternDetector):
     """Ages of people, as said: "three year old", "five and a half years old", "he's ninety", "in her mid eighties"."""
 
     label = "AGE"
-    _PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
+    FLAGS = re.IGNORECASE
+    MERGE_OVERLAPS = True  # one span per stretch several patterns found
+    PATTERNS = tuple((p, 0.75) for p in (
         # "a three year old", "twenty-five years old", "nine months old", "five and a half years old"
         r"(?<![\w-])(?P<hit>(?:a\s+couple\s+(?:of\s+)?|a\s+few\s+)?" + _NUMS +
         r"[\s-]+(?:years?|yrs?|months?|weeks?)[\s-]+olds?)\b",
@@ -79,7 +83,7 @@ class SpokenAgeDetector(Detector):
         # "age of forty", "aged seven", "at age sixty-five", "turned fifty", "his age is 49"
         r"\b(?:aged?|age\s+of|ages\s+of|(?:his|her|my|their|your)\s+age\s+(?:is|was|being))\s+(?P<hit>" + _NUMS +
         r")\b(?!\s*(?:%|percent|dollars?|cents?|miles?|feet|foot))",
-    )]
+    ))
 
     #: an age said of a thing, not a person ("it was nine years old", "the house is thirty years old")
     _THING = re.compile(r"\b(?:it|it's|its|that's|car|cars|house|home|truck|building|cat|dog|puppy|kitten|horse|van)\b"
@@ -91,17 +95,12 @@ class SpokenAgeDetector(Detector):
     #: a cheap test first: most utterances hold no number at all
     _MAY = re.compile(r"\d|\b(?:" + "|".join(_UNITS + _TEENS + _TENS) + r"|" + _DECADE + r"|couple|few)", re.IGNORECASE)
 
-    def find(self, text: str, source: str) -> Iterator[Span]:
-        if not self._MAY.search(text):
-            return
-        out = []
-        for k, pattern in enumerate(self._PATTERNS):
-            for m in pattern.finditer(text):
-                s, e = m.span("hit")
-                if k == 0 and (self._THING.search(_before(text, s)) or self._THING_AFTER.match(text, e)):
-                    continue
-                out.append(Span(s, e, self.label, source, 0.75))
-        yield from _merged(out)
+    def may_match(self, text: str) -> bool:
+        return self._MAY.search(text) is not None
+
+    def fits(self, text: str, start: int, end: int, pattern: int) -> bool:
+        # "N years old" of a thing is no one's age
+        return pattern != 0 or not (self._THING.search(_before(text, start)) or self._THING_AFTER.match(text, end))
 
 
 _DAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
@@ -112,11 +111,13 @@ _YEAR2 = r"(?:(?:" + "|".join(_TENS[3:]) + r")(?:[\s-](?:" + "|".join(_UNITS) + 
 _YEAR4 = r"(?:(?:nineteen|twenty)\s+" + _YEAR2 + r"|(?:19|20)\d\d)"
 
 
-class LifeEventDateDetector(Detector):
+class LifeEventDateDetector(PatternDetector):
     """When something happened in a speaker's life: "a few months ago", "last year", "this past summer", "in eighty-nine"."""
 
     label = "DATE"
-    _PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
+    FLAGS = re.IGNORECASE
+    MERGE_OVERLAPS = True
+    PATTERNS = tuple((p, 0.7) for p in (
         # "a couple of years ago", "[about] ten months ago", "Christmas a year ago", "two and a half years ago",
         # "a year or two ago": the hedge ("about", "just") is no part of the date
         r"\b(?:(?:about|almost|nearly|over|just|only|maybe|probably|some)\s+)?(?P<hit>(?:" + _SEASONS + r"\s+)?"
@@ -138,114 +139,16 @@ class LifeEventDateDetector(Detector):
         r"(?:\s+(?:to|through|till|until)\s+(?:" + _YEAR4 + r"|" + _YEAR2 + r"))?)(?=\s*[,.?!;]|\s*$|\s+(?:and|when|to|or|i|we|he|she|they)\b)",
         # "from seventy-six to eighty"
         r"\bfrom\s+(?P<hit>(?:" + _YEAR4 + r"|" + _YEAR2 + r")\s+(?:to|till|until)\s+(?:" + _YEAR4 + r"|" + _YEAR2 + r"))\b",
-    )]
+    ))
 
     _MAY = re.compile(r"\b(?:ago|last|next|past|weeks|months|" + _DAYS + r"|" + _MONTHS + r"|nineteen|twenty|fifty|"
                       r"sixty|seventy|eighty|ninety)|\b(?:19|20)\d\d\b", re.IGNORECASE)
 
-    def find(self, text: str, source: str) -> Iterator[Span]:
-        if not self._MAY.search(text):
-            return
-        out = []
-        for pattern in self._PATTERNS:
-            for m in pattern.finditer(text):
-                s, e = m.span("hit")
-                out.append(Span(s, e, self.label, source, 0.7))
-        yield from _merged(out)
+    def may_match(self, text: str) -> bool:
+        return self._MAY.search(text) is not None
 
 
-def _merged(spans: list[Span]) -> list[Span]:
-    """One span per stretch several patterns found (the union)."""
-    from veil.mask.placeholders import merge_spans
-
-    return merge_spans(spans)
-
-
-# --- lexicon detectors ------------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
-
-
-# the lists live in veil.gazetteer (the shape records which one a masked value is on; the fill draws from it)
-_read_lines, _key = quasi_lines, term_key
-
-
-_plural = plural_keys
-
-
-def _last_words(terms: frozenset[tuple[str, ...]]) -> frozenset[str]:
-    """Every form the last word of a term can take in a text (plurals too): a text without one holds no term."""
-    out: set[str] = set()
-    for t in terms:
-        w = t[-1]
-        out |= {w, w + "s", w + "es"}
-        if w.endswith("y"):
-            out.add(w[:-1] + "ies")
-        if w.endswith("man"):
-            out.add(w[:-3] + "men")
-    return frozenset(out)
-
-
-_LOWER_WORD = re.compile(r"[^\W\d_]+")
-
-
-@lru_cache(maxsize=16)
-def _words_of(text: str) -> list[tuple[int, int, str]]:
-    """The lower-case words of a text, hyphenated and apostrophe words split ("baby-sitter", "alzheimer's").
-
-    Cached: the lexicon detectors run one after another on the same text.
-    """
-    flat: list[tuple[int, int, str]] = []
-    for m in _TOKEN.finditer(text):
-        pos, w = m.start(), m.group().lower().replace("’", "'")
-        for part in re.split(r"(['-])", w):
-            if part in ("'", "-"):
-                pos += 1
-                continue
-            if part:
-                flat.append((pos, pos + len(part), part))
-                pos += len(part)
-    return flat
-
-
-class _LexiconDetector(Detector):
-    """Finds lexicon terms (longest first, up to :attr:`MAX_WORDS` words) whose context says they are about a person."""
-
-    MAX_WORDS = 4
-    SCORE = 0.7
-
-    def __init__(self) -> None:
-        self._last = _last_words(self.terms())
-
-    def terms(self) -> frozenset[tuple[str, ...]]:
-        raise NotImplementedError
-
-    def accept(self, text: str, words: list[tuple[int, int, str]], i: int, j: int) -> tuple[int, int] | None:
-        """The span to report for the term ``words[i:j]``, or None when its context is not about a person."""
-        raise NotImplementedError
-
-    def find(self, text: str, source: str) -> Iterator[Span]:
-        if self._last.isdisjoint(_LOWER_WORD.findall(text.lower())):
-            return
-        terms = self.terms()
-        flat = _words_of(text)
-        i = 0
-        while i < len(flat):
-            hit = None
-            for n in range(min(self.MAX_WORDS, len(flat) - i), 0, -1):
-                run = tuple(w for _, _, w in flat[i:i + n])
-                if any(k in terms for k in _plural(run)):
-                    span = self.accept(text, flat, i, i + n)
-                    if span is not None:
-                        hit = (n, span)
-                    break
-            if hit is None:
-                i += 1
-                continue
-            n, (s, e) = hit
-            yield Span(s, e, self.label, source, self.SCORE)
-            i += n
-
+# --- lexicon detectors (veil.mask.detectors.lexicon; the lists live in veil.gazetteer) ---------------------
 
 def _before(text: str, start: int, chars: int = 60) -> str:
     """The lower-cased text before ``start`` (fillers and commas squeezed out) to test a context pattern on."""
@@ -263,7 +166,7 @@ _MODIFIERS = frozenset("""full part time good great little big old new young ver
  professional successful busy lousy terrible wonderful nice fine excellent bad""".split())
 
 
-class OccupationDetector(_LexiconDetector):
+class OccupationDetector(LexiconDetector):
     """A job title said of someone ("I'm a nurse", "my sister's a principal") or a field one works in ("I'm in construction")."""
 
     label = "OCCUPATION"
@@ -315,10 +218,12 @@ class OccupationDetector(_LexiconDetector):
                 while s < e and text[s] == " ":
                     s += 1
                 out.append(Span(s, e, self.label, source, self.SCORE))
-        yield from _merged(out)
+        from veil.mask.placeholders import merge_spans
+
+        yield from merge_spans(out)
 
 
-class HealthDetector(_LexiconDetector):
+class HealthDetector(LexiconDetector):
     """A health condition someone has, had, suffers from, is treated for or died of ("she had chicken pox")."""
 
     label = "DEMOGRAPHIC"
@@ -342,7 +247,7 @@ class HealthDetector(_LexiconDetector):
         return None
 
 
-class NationalityDetector(_LexiconDetector):
+class NationalityDetector(LexiconDetector):
     """A nationality, ethnicity or religion said of a person ("she's Catholic", "I'm half Italian", "Spanish people",
     "a [Turkish national]")."""
 
@@ -375,43 +280,38 @@ _SERVICES = (r"(?:air\s+force|army|navy|marines|marine\s+corps|coast\s+guard|nat
              r"reserves?|air\s+national\s+guard|military)")
 
 
-class ServiceDetector(Detector):
+class ServiceDetector(PatternDetector):
     """The armed service (or Peace Corps) someone is in, joined, served in or works for: "my husband was in the Air Force"."""
 
     label = "ORGANIZATION_NAME"
-    _RE = re.compile(r"\b(?:in|into|joined|join|joining|for|with|from|left|served|serve|serving|out\s+of|"
-                     r"retired\s+from|enlisted\s+in|at)\s+(?:the\s+)?(?:u\s*s\s+|us\s+)?(?P<hit>" + _SERVICES +
-                     r")\b(?!\s+(?:base|surplus|boots|jacket|knife|style))", re.IGNORECASE)
+    FLAGS = re.IGNORECASE
+    PATTERNS = ((r"\b(?:in|into|joined|join|joining|for|with|from|left|served|serve|serving|out\s+of|"
+                 r"retired\s+from|enlisted\s+in|at)\s+(?:the\s+)?(?:u\s*s\s+|us\s+)?(?P<hit>" + _SERVICES +
+                 r")\b(?!\s+(?:base|surplus|boots|jacket|knife|style))", 0.7),)
+    #: "military" is a service only after being in it ("he was in the military"), not in "for military history"
+    _SERVED = re.compile(r"\b(?:was|were|am|is|i'm|he's|she's|been|joined|served)\b[^.]{0,20}$", re.IGNORECASE)
 
-    def find(self, text: str, source: str) -> Iterator[Span]:
+    def may_match(self, text: str) -> bool:
         low = text.lower()
-        if not any(w in low for w in ("force", "army", "navy", "marine", "guard", "corps", "reserve", "military")):
-            return
-        for m in self._RE.finditer(text):
-            if m.group("hit").lower() == "military" and not re.search(r"\b(?:was|were|am|is|i'm|he's|she's|been|joined|"
-                                                                      r"served)\b[^.]{0,20}$", text[:m.start("hit")],
-                                                                      re.IGNORECASE):
-                continue
-            s, e = m.span("hit")
-            yield Span(s, e, self.label, source, 0.7)
+        return any(w in low for w in ("force", "army", "navy", "marine", "guard", "corps", "reserve", "military"))
+
+    def fits(self, text: str, start: int, end: int, pattern: int) -> bool:
+        return text[start:end].lower() != "military" or self._SERVED.search(text[:start]) is not None
 
 
 _HUNDREDS = (r"(?:(?:" + "|".join(_TENS) + r")(?:[\s-](?:" + "|".join(_UNITS) + r"))?|" + "|".join(_TEENS + _UNITS) +
              r")[\s-]+hundred")
 
 
-class SpokenPriceDetector(Detector):
+class SpokenPriceDetector(PatternDetector):
     """A price said in hundreds without the currency: "I sold it myself for forty-two hundred", "it was twenty-five hundred"."""
 
     label = "MONEY"
-    _RE = re.compile(r"\b(?:for|paid|pay|pays|cost|costs|costing|charged|offer(?:ed)?|price|sold\s+it\s+for|got|was|"
-                     r"about|around|only|spend|spent|make|made|earn|earned)\s+(?:about\s+|around\s+|only\s+|like\s+)?"
-                     r"(?P<hit>" + _HUNDREDS + r")\b(?!\s+(?:and|miles?|feet|foot|people|pounds?|square|years?|"
-                     r"hours?|dollars?|bucks|percent|kids|students|acres?|times|of)\b)", re.IGNORECASE)
+    FLAGS = re.IGNORECASE
+    PATTERNS = ((r"\b(?:for|paid|pay|pays|cost|costs|costing|charged|offer(?:ed)?|price|sold\s+it\s+for|got|was|"
+                 r"about|around|only|spend|spent|make|made|earn|earned)\s+(?:about\s+|around\s+|only\s+|like\s+)?"
+                 r"(?P<hit>" + _HUNDREDS + r")\b(?!\s+(?:and|miles?|feet|foot|people|pounds?|square|years?|"
+                 r"hours?|dollars?|bucks|percent|kids|students|acres?|times|of)\b)", 0.6),)
 
-    def find(self, text: str, source: str) -> Iterator[Span]:
-        if "hundred" not in text.lower():
-            return
-        for m in self._RE.finditer(text):
-            s, e = m.span("hit")
-            yield Span(s, e, self.label, source, 0.6)
+    def may_match(self, text: str) -> bool:
+        return "hundred" in text.lower()
