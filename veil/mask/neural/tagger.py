@@ -193,6 +193,7 @@ def _backed_names(text: str, bounds: Sequence[tuple[int, int]], kind: Any, p_o: 
 
     from veil.mask.allow_list import common_words
     from veil.mask.neural.hygiene import everyday, person_name_words
+    from veil.mask.neural.rules.lexical import last_nonspace
 
     candidates = np.flatnonzero(~entity & (p_o < name_limit)).tolist()
     if not candidates:
@@ -209,8 +210,8 @@ def _backed_names(text: str, bounds: Sequence[tuple[int, int]], kind: Any, p_o: 
                            word in names and word not in common_words(5000)):
             out.append(w)  # not a surname that is an everyday word first ("young", "green", "long")
         elif cased and k in _NAME_KINDS and raw[:1].isupper() and raw[1:].islower() and not everyday(word):
-            before = text[:bounds[w][0]].rstrip()
-            if before and before[-1] not in _SENTENCE_END:  # a sentence's first word has its capital anyway
+            j = last_nonspace(text, bounds[w][0])
+            if j >= 0 and text[j] not in _SENTENCE_END:  # a sentence's first word has its capital anyway
                 out.append(w)
     return out
 
@@ -242,7 +243,9 @@ class NeuralTaggerMasker(Masker):
     found ("my name is Aantje Mourik but everyone calls me Aantje"), except a lower-case common word
     alone ("will", "bill"), which could be the everyday word elsewhere. ``name_threshold`` (default
     :data:`NAME_THRESHOLD`; 0 turns it off) is the threshold of a word the model reads as a name that the name
-    lists or a capital inside a sentence back, where it is above the type's own.
+    lists or a capital inside a sentence back, where it is above the type's own. ``rules`` chooses the span
+    rules after the model (:mod:`veil.mask.neural.rules`): ``default``, ``none``, ``-breed,-thing_not_person``
+    (all but those) or a list of rule names; an unknown name is an error that lists them.
     """
 
     name = "neural_tagger"
@@ -251,8 +254,14 @@ class NeuralTaggerMasker(Masker):
     def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 64,
                  threads: int | None = None, max_length: int = 128, types: Sequence[str] | str | None = None,
                  o_threshold: float | None = None, propagate: bool = True, register: str = "auto",
-                 name_threshold: float = NAME_THRESHOLD) -> None:
+                 name_threshold: float = NAME_THRESHOLD, rules: str | Sequence[str] = "default") -> None:
         from veil.mask.detectors.base import check_register
+        from veil.mask.neural.rules import select
+
+        try:
+            self.rules = select(rules)
+        except VeilError as e:
+            raise VeilError(f"neural_tagger: {e}") from None
 
         self.register = check_register("neural_tagger", register)
         if precision not in PRECISIONS:
@@ -376,7 +385,7 @@ class NeuralTaggerMasker(Masker):
                 if s < e:
                     spans.append(Span(s, e, kind, self.name, round(score, 4)))
         out = [Span(sp.start, sp.end, self.type_to_label.get(sp.label, sp.label), sp.source, sp.score)
-               for sp in tidy(text, spans, written)]
+               for sp in tidy(text, spans, written, self.rules)]
         return propagate_names(text, out, self.name) if self.propagate else out
 
 
