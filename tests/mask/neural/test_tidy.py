@@ -210,7 +210,7 @@ def test_tidy_titled_names_and_nationalities():
     ("Billing address: Sophie Lang, 12 Main St", [("Sophie", "PER")], [("Sophie Lang", "PER")]),
     ("Have you been to a Calquín Cazares concert", [("Cazares", "PER")], [("Calquín Cazares", "PER")]),
     ("Name: Abby M. Laidlaw Address", [("Abby", "PER")], [("Abby M. Laidlaw", "PER")]),
-    ("Hi Maria, this is Tom", [("Maria", "PER")], [("Maria", "PER")]),
+    ("Hi Maria, this is Tom", [("Maria", "PER")], [("Maria", "PER"), ("Tom", "PER")]),  # (Tom: a naming context)
     # a capitalised everyday word inside a sentence is a name; lower-case or sentence-initial it is not
     ("I am so jealous! said Gladys to Mary", [("Gladys", "PER"), ("Mary", "PER")], [("Gladys", "PER"), ("Mary", "PER")]),
     ("we bought a watermelon", [("watermelon", "PER")], []),

@@ -15,6 +15,7 @@ from typing import Sequence
 from veil.mask.neural.rules import spans as _spans  # noqa: F401
 from veil.mask.neural.rules import names as _names  # noqa: F401
 from veil.mask.neural.rules import lists as _lists  # noqa: F401
+from veil.mask.neural.rules import naming as _naming  # noqa: F401
 from veil.mask.neural.rules.base import REGISTRY, Rule, run, select
 from veil.types import Span
 

@@ -30,6 +30,9 @@ class Rule:
     name: str
     kind: str
     fn: Callable[..., Any]
+    #: a span rule whose result depends on the span alone (not on the spans kept so far): :func:`run` computes
+    #: it once per distinct span, so the many pieces of one spelled run the tagger may read cost one
+    pure: bool = True
 
     @property
     def doc(self) -> str:
@@ -44,8 +47,9 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated function as a rule of ``kind`` named after it (without a leading underscore)."""
+def rule(kind: str, pure: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as a rule of ``kind`` named after it (without a leading underscore);
+    ``pure=False`` for a span rule that reads or changes the spans kept so far."""
     if kind not in KINDS:
         raise ValueError(f"unknown rule kind {kind!r}")
 
@@ -57,7 +61,7 @@ def rule(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
             raise ValueError(f"span rule {name!r} registered after a list or drop rule")
         if not (fn.__doc__ or "").strip():
             raise ValueError(f"rule {name!r} has no docstring")
-        REGISTRY[name] = Rule(name, kind, fn)
+        REGISTRY[name] = Rule(name, kind, fn, pure)
         return fn
 
     return register
@@ -127,12 +131,23 @@ def span(sp: Span, s: int, e: int, label: str | None = None) -> Span | None:
 def run(text: str, spans: Sequence[Span], written: bool, rules: Sequence[Rule]) -> list[Span]:
     """``spans`` after ``rules`` (in the order given)."""
     ctx = Context(text, written)
-    span_rules = [r.fn for r in rules if r.kind == "span"]
+    span_rules = [r for r in rules if r.kind == "span"]
     out: list[Span] = []
+    memo: dict[tuple[str, int, int, str], tuple[int, int, str] | None] = {}
     for sp in sorted(spans, key=lambda x: (x.start, x.end)):
         cur: Span | None = sp
-        for fn in span_rules:
-            cur = fn(ctx, cur, out)
+        for r in span_rules:
+            if not r.pure:
+                cur = r.fn(ctx, cur, out)
+            else:  # the same span again (a spelled run read in pieces): the same answer
+                key = (r.name, cur.start, cur.end, cur.label)
+                if key not in memo:
+                    got = r.fn(ctx, cur, out)
+                    memo[key] = None if got is None else (got.start, got.end, got.label)
+                    cur = got
+                else:
+                    hit = memo[key]
+                    cur = None if hit is None else span(cur, *hit)
             if cur is None:
                 break
         else:

@@ -157,6 +157,11 @@ def _breeds() -> frozenset[tuple[str, ...]]:
     return frozenset(term_key(t) for t in quasi_lines("breeds.txt"))
 
 
+@lru_cache(maxsize=1)
+def _longest_breed() -> int:
+    return max(len(k) for k in _breeds())
+
+
 @rule("drop")
 def breed(ctx: Context, spans: list[Span], i: int) -> bool:
     """A name, place or product that is an animal's breed (``veil/data/quasi/breeds.txt``, plural too) is a pet's
@@ -171,9 +176,16 @@ def breed(ctx: Context, spans: list[Span], i: int) -> bool:
     if not key or TITLE_BEFORE.search(text[max(0, sp.start - 12):sp.start]):
         return False
     after = tuple(w.lower() for w in re.findall(r"[A-Za-z]+", text[sp.end:sp.end + 30])[:2])
-    for n in range(len(key)):  # "part Chow": the everyday words before a breed go with it
+    # "part Chow": the everyday words before a breed go with it; a breed has at most ``longest`` words, so only
+    # the last ones of a long span can start one, and the everyday words before them are counted once
+    longest = _longest_breed()
+    first = max(0, len(key) - longest)
+    prefix = 0  # how many everyday words the span starts with
+    while prefix < len(key) - 1 and everyday(key[prefix]):
+        prefix += 1
+    for n in range(first, len(key)):
         run = key[n:]
-        if n and not all(everyday(w) for w in key[:n]):
+        if n > prefix:
             break
         for tail in ((), after[:1], after[:2]):  # "[Golden] Retriever": the tagger read half of it
             full = run + tail

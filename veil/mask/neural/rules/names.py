@@ -107,15 +107,28 @@ def cased_name(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     return span(sp, start, end)
 
 
-@rule("span")
+@rule("span", pure=False)
 def cased_entity(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     """In cased text a place, organisation or other name runs on over the capitalised words right beside it (at
     most two a side; not "I", a greeting or function word, nor a sentence's first everyday word): "Soviet
     [Union]", "the [White] House", "Chicago [Bulls]" are one name; a word of it read before as something else
     ("[Meech] Lake Accord") is taken in."""
-    text, start, end = ctx.text, sp.start, sp.end
-    if sp.label not in ("ORG", "LOC", "MISC") or (sp.label == "ORG" and kind_words_only(text[start:end])):
+    if sp.label not in ("ORG", "LOC", "MISC"):
         return sp
+    grown = ctx.once(("cased_entity", sp.start, sp.end, sp.label), lambda: _cased_entity(ctx.text, sp))
+    if grown is None:
+        return sp
+    start, end = grown
+    while out and start <= out[-1].start and out[-1].end <= end:
+        out.pop()  # a word of the name, read as something else ("[Meech] Lake Accord")
+    return span(sp, start, end)
+
+
+def _cased_entity(text: str, sp: Span) -> tuple[int, int] | None:
+    """:func:`cased_entity`'s bounds for ``sp`` (``None``: the rule leaves it alone)."""
+    start, end = sp.start, sp.end
+    if sp.label == "ORG" and kind_words_only(text[start:end]):
+        return None
     if text[start:start + 1].isupper() and not text[start:end].isupper():
         for _ in range(2):
             m = _TITLE_WORD_NEXT.match(text, end)
@@ -128,9 +141,7 @@ def cased_entity(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
                     (sentence_start(text, m.start(1)) and everyday(m.group(1).lower())):
                 break
             start = m.start(1)
-    while out and start <= out[-1].start and out[-1].end <= end:
-        out.pop()  # a word of the name, read as something else ("[Meech] Lake Accord")
-    return span(sp, start, end)
+    return start, end
 
 
 @rule("span")
@@ -143,7 +154,7 @@ def possessive(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     return sp
 
 
-@rule("span")
+@rule("span", pure=False)
 def join_same_type(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     """Spans of one type that overlap or have only spaces or a hyphen between them are one ("John" + "Smith", the
     same word widened twice); two person names with an initial between them are one ("Mijail" C "Adomo"): one
