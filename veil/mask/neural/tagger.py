@@ -241,7 +241,9 @@ class NeuralTaggerMasker(Masker):
     short written records (tweets, form fields) read better as ``written``.
     ``propagate`` masks every other occurrence in the text of a person, organisation or place the tagger
     found ("my name is Aantje Mourik but everyone calls me Aantje"), except a lower-case common word
-    alone ("will", "bill"), which could be the everyday word elsewhere. ``name_threshold`` (default
+    alone ("will", "bill"), which could be the everyday word elsewhere; with it and ``group_propagate``, a
+    person's name found in one record of a group (``--group-field``: a call's utterances) is masked in every
+    record of that group (:mod:`veil.mask.neural.propagation`). ``name_threshold`` (default
     :data:`NAME_THRESHOLD`; 0 turns it off) is the threshold of a word the model reads as a name that the name
     lists or a capital inside a sentence back, where it is above the type's own. ``rules`` chooses the span
     rules after the model (:mod:`veil.mask.neural.rules`): ``default``, ``none``, ``-breed,-thing_not_person``
@@ -254,7 +256,8 @@ class NeuralTaggerMasker(Masker):
     def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 64,
                  threads: int | None = None, max_length: int = 128, types: Sequence[str] | str | None = None,
                  o_threshold: float | None = None, propagate: bool = True, register: str = "auto",
-                 name_threshold: float = NAME_THRESHOLD, rules: str | Sequence[str] = "default") -> None:
+                 name_threshold: float = NAME_THRESHOLD, rules: str | Sequence[str] = "default",
+                 group_propagate: bool = True) -> None:
         from veil.mask.detectors.base import check_register
         from veil.mask.neural.rules import select
 
@@ -304,6 +307,7 @@ class NeuralTaggerMasker(Masker):
         written = float((meta.get("config") or {}).get("written_threshold", 0.5))
         self.written_thresholds = {t: float(o_threshold) if o_threshold is not None else written for t in known}
         self.propagate = bool(propagate)
+        self.group_propagate = bool(group_propagate)
         self.name_limit = float(name_threshold)
 
     def logits(self, ids: Any, mask: Any) -> Any:
@@ -316,6 +320,16 @@ class NeuralTaggerMasker(Masker):
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
         scored = self.score_batch(texts)
         return [self.decode_scored(t, sc) for t, sc in zip(texts, scored)]
+
+    def propagate_group(self, texts: Sequence[str], spans: Sequence[list[Span]],
+                        groups: Sequence[Any]) -> list[list[Span]]:
+        """With ``propagate``, a person's name found in one record of a group is masked in every record of that
+        group (:func:`veil.mask.neural.propagation.propagate_group`); never across groups."""
+        if not (self.propagate and self.group_propagate):
+            return list(spans)
+        from veil.mask.neural.propagation import propagate_group
+
+        return propagate_group(texts, spans, groups, self.name)
 
     def score_batch(self, texts: Sequence[str]) -> list[list[tuple[Any, Any]]]:
         """Per text, its windows as ``(piece offsets, per piece P(O) and each type's probability)`` (a
