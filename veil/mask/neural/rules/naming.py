@@ -138,9 +138,11 @@ def naming_context(ctx: Context, spans: list[Span]) -> list[Span]:
     for s, e in regions:
         if s < last_end:
             continue  # overlaps a name already taken
-        first, stop = bisect.bisect_right(reach, s), bisect.bisect_left(starts, e)
-        inside = [j for j in range(first, stop) if order[j].end > s]
-        if any(order[j].start < s or order[j].end > e or order[j].label not in NAME_LABELS for j in inside):
+        first, stop = bisect.bisect_left(starts, s), bisect.bisect_left(starts, e)
+        if first > 0 and reach[first - 1] > s:
+            continue  # a span from before reaches into the name: it stays as the tagger read it
+        inside = list(range(first, stop))
+        if any(order[j].end > e or order[j].label not in NAME_LABELS for j in inside):
             continue  # a span the tagger read beyond the name, or as another type: it stays
         dropped.update(inside)
         added.append(Span(s, e, "PER", order[inside[0]].source if inside else "neural_tagger", 1.0))

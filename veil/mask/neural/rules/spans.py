@@ -137,18 +137,33 @@ def _whole_duration(ctx: Context, start: int, end: int) -> tuple[int, int]:
     last = first
     while last + 1 < len(words_) and words_[last + 1].start() < end:
         last += 1
-    j = last
-    while j + 1 < len(words_) and words_[j].group().lower() != "ago" and words_[j + 1].group().lower() in \
-            _DURATION_WORDS | {"ago"} and not text[words_[j].end():words_[j + 1].start()].strip():
+    # the walks over a run of duration words end where they end from any word of it: remembered per word, so
+    # many spans in one long run cost the run once
+    forward, back = ctx.once("ago_forward", dict), ctx.once("ago_back", dict)
+    j, seen = last, []
+    while j not in forward and j + 1 < len(words_) and words_[j].group().lower() != "ago" and \
+            words_[j + 1].group().lower() in _DURATION_WORDS | {"ago"} and \
+            not text[words_[j].end():words_[j + 1].start()].strip():
+        seen.append(j)
         j += 1
+    j = forward.get(j, j)
+    forward.update(dict.fromkeys(seen, j))
     if words_[j].group().lower() != "ago":
         return start, end
-    i = first
-    while i > 0 and words_[i - 1].group().lower() in _DURATION_WORDS and \
+    i, seen = first, []
+    while i not in back and i > 0 and words_[i - 1].group().lower() in _DURATION_WORDS and \
             not text[words_[i - 1].end():words_[i].start()].strip():
+        seen.append(i)
         i -= 1
-    while i < first and words_[i].group().lower() in ("and", "or", "of", "so"):
-        i += 1  # "... and a year ago": the conjunction is no part of it
+    i = back.get(i, i)
+    back.update(dict.fromkeys(seen, i))
+    skip, k, seen = ctx.once("ago_skip", dict), i, []
+    while k not in skip and k < len(words_) and words_[k].group().lower() in ("and", "or", "of", "so"):
+        seen.append(k)
+        k += 1
+    k = skip.get(k, k)
+    skip.update(dict.fromkeys(seen, k))
+    i = min(k, first)  # "... and a year ago": the conjunction is no part of it
     return min(start, words_[i].start()), max(end, words_[j].end())
 
 
