@@ -93,14 +93,15 @@ def cut_fragments(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     if ctx.written or sp.label not in NAME_LABELS:
         return sp
     words_ = list(re.finditer(r"\S+", ctx.text[sp.start:sp.end]))
-    while words_ and (len(words_[0].group()) > 1 and words_[0].group().endswith("-") or
-                      _fragment(words_[0].group()) and (len(words_) == 1 or words_[1].group()[:1].isupper())):
-        words_.pop(0)
-    while words_ and len(words_[-1].group()) > 1 and words_[-1].group().endswith("-"):
-        words_.pop()
-    if not words_:
+    a, b = 0, len(words_)  # the words kept: words_[a:b]
+    while a < b and (len(words_[a].group()) > 1 and words_[a].group().endswith("-") or
+                     _fragment(words_[a].group()) and (b - a == 1 or words_[a + 1].group()[:1].isupper())):
+        a += 1
+    while a < b and len(words_[b - 1].group()) > 1 and words_[b - 1].group().endswith("-"):
+        b -= 1
+    if a == b:
         return None
-    return span(sp, sp.start + words_[0].start(), sp.start + words_[-1].end())
+    return span(sp, sp.start + words_[a].start(), sp.start + words_[b - 1].end())
 
 
 @rule("span")
