@@ -287,6 +287,8 @@ class NeuralTaggerMasker(Masker):
         unknown = self.types - set(known)
         if unknown:
             raise VeilError(f"neural_tagger: unknown type(s) {', '.join(sorted(unknown))}; choose from {', '.join(known)}")
+        if "PER" not in self.types:  # the naming contexts find persons: not asked for
+            self.rules = tuple(r for r in self.rules if r.name != "naming_context")
         self.type_to_label = TYPE_TO_LABEL
         self.id2label = list(labels)
         # the model's labels summed per type: column 0 is O, column k the B- and I- labels of kinds[k - 1]
