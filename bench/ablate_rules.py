@@ -4,7 +4,8 @@
         [--folds dev unseen sgd] [--sgd-dialogues 60] [--md OUT.md]
 
 For each rule of ``veil.mask.neural.rules`` (and the group propagation, ``neural_tagger.group_propagate``)
-the default maskers run with that one rule switched off (``--set neural_tagger.rules=-NAME``); the table
+the default maskers run with that one rule switched off (``--set neural_tagger.rules=-NAME``; a rule off by
+default is switched on instead); the table
 gives, per fold and text form, what the rule adds to precision, DIRECT and QUASI mention recall and type
 accuracy (default minus without it: positive means the rule helps). Scored by ``veil.mask.evaluate``, the
 code ``veil eval-detect --format switchboard_pii`` runs, on the engine it builds.
@@ -142,7 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         for form in args.forms:
             docs = transform_documents(golds, form)
             for row in rows:
-                tagger.rules = select(None if row in ("(all rules)", "group_propagate") else f"-{row}")
+                if row in REGISTRY and not REGISTRY[row].default:  # off by default: measured switched on
+                    tagger.rules = tuple(r for r in REGISTRY.values() if r.default or r.name == row)
+                else:
+                    tagger.rules = select(None if row in ("(all rules)", "group_propagate") else f"-{row}")
                 tagger.group_propagate = row != "group_propagate"
                 results[(fold, form, row)] = measure(engine, docs)
             print(f"{fold}/{form}: {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
@@ -163,10 +167,14 @@ def main(argv: list[str] | None = None) -> int:
             full = results[(fold, form, "(all rules)")]
             if row == "(all rules)":
                 cells.append(" / ".join("–" if full[m] is None else f"{full[m]:.3f}" for m in METRICS))
+            elif row in REGISTRY and not REGISTRY[row].default:
+                on = results[(fold, form, row)]
+                cells.append(" / ".join(fmt(on[m], full[m]) for m in METRICS))
             else:
                 off = results[(fold, form, row)]
                 cells.append(" / ".join(fmt(full[m], off[m]) for m in METRICS))
-        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        shown = f"{row} (off by default: switched on)" if row in REGISTRY and not REGISTRY[row].default else row
+        lines.append(f"| {shown} | " + " | ".join(cells) + " |")
     sizes = ", ".join(f"{f}: {len(g)} utterances" for f, g in base_golds.items())
     table = "\n".join(lines)
     note = (f"{dt.date.today().isoformat()}, `bench/ablate_rules.py --forms {' '.join(args.forms)} --folds "

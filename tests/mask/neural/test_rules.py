@@ -114,10 +114,13 @@ def test_every_rule_has_a_row_it_changes():
 
 def test_the_switch_chooses_rules_in_registry_order():
     names = list(REGISTRY)
-    assert [r.name for r in select("default")] == names == [r.name for r in select(None)]
+    defaults = [n for n in names if REGISTRY[n].default]
+    assert "thing_not_person" in names and "thing_not_person" not in defaults  # measured not to pay
+    assert [r.name for r in select("default")] == defaults == [r.name for r in select(None)]
+    assert [r.name for r in select("all")] == names
     assert select("none") == ()
-    assert [r.name for r in select("-breed,-thing_not_person")] == [n for n in names if n not in ("breed", "thing_not_person")]
-    assert [r.name for r in select(["breed", "trim_edges"])] == ["trim_edges", "breed"]
+    assert [r.name for r in select("-breed,-everyday_word")] == [n for n in defaults if n not in ("breed", "everyday_word")]
+    assert [r.name for r in select(["breed", "trim_edges", "thing_not_person"])] == ["trim_edges", "breed", "thing_not_person"]
     with pytest.raises(VeilError, match="unknown rule.*brede.*trim_edges"):
         select("-brede")
     with pytest.raises(VeilError, match="not both"):

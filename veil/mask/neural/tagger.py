@@ -246,8 +246,8 @@ class NeuralTaggerMasker(Masker):
     record of that group (:mod:`veil.mask.neural.propagation`). ``name_threshold`` (default
     :data:`NAME_THRESHOLD`; 0 turns it off) is the threshold of a word the model reads as a name that the name
     lists or a capital inside a sentence back, where it is above the type's own. ``rules`` chooses the span
-    rules after the model (:mod:`veil.mask.neural.rules`): ``default``, ``none``, ``-breed,-thing_not_person``
-    (all but those) or a list of rule names; an unknown name is an error that lists them.
+    rules after the model (:mod:`veil.mask.neural.rules`): ``default``, ``all``, ``none``, ``-breed,-everyday_word``
+    (the default ones but those) or a list of rule names; an unknown name is an error that lists them.
     """
 
     name = "neural_tagger"

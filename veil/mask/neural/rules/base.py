@@ -9,8 +9,8 @@ A rule is a named post-processor of the tagger's spans (labels are tagger types:
   one another rule drops still counts as beside a span).
 
 Rules run in the order they are registered (span rules first). Each has a name, a docstring that says what it
-does and why, and a switch (:func:`select`: ``rules=default``, ``none``, ``-breed,-thing_not_person`` or an
-explicit list).
+does and why, and a switch (:func:`select`: ``rules=default``, ``all``, ``none``, ``-breed,-everyday_word`` or
+an explicit list).
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ class Rule:
     #: a span rule whose result depends on the span alone (not on the spans kept so far): :func:`run` computes
     #: it once per distinct span, so the many pieces of one spelled run the tagger may read cost one
     pure: bool = True
+    #: whether ``rules=default`` runs it (a rule measured not to pay stays, off, for those who name it)
+    default: bool = True
 
     @property
     def doc(self) -> str:
@@ -47,9 +49,10 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(kind: str, pure: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def rule(kind: str, pure: bool = True, default: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as a rule of ``kind`` named after it (without a leading underscore);
-    ``pure=False`` for a span rule that reads or changes the spans kept so far."""
+    ``pure=False`` for a span rule that reads or changes the spans kept so far; ``default=False`` for one that
+    runs only when named."""
     if kind not in KINDS:
         raise ValueError(f"unknown rule kind {kind!r}")
 
@@ -61,22 +64,26 @@ def rule(kind: str, pure: bool = True) -> Callable[[Callable[..., Any]], Callabl
             raise ValueError(f"span rule {name!r} registered after a list or drop rule")
         if not (fn.__doc__ or "").strip():
             raise ValueError(f"rule {name!r} has no docstring")
-        REGISTRY[name] = Rule(name, kind, fn, pure)
+        REGISTRY[name] = Rule(name, kind, fn, pure, default)
         return fn
 
     return register
 
 
 def select(spec: str | Sequence[str] | None = None) -> tuple[Rule, ...]:
-    """The rules a setting turns on, in registry order: ``None`` / ``"default"`` all, ``"none"`` none,
-    ``"-breed,-thing_not_person"`` all but those, ``"trim_edges,valid_type"`` (or a list) only those.
+    """The rules a setting turns on, in registry order: ``None`` / ``"default"`` those on by default, ``"all"``
+    every one, ``"none"`` none, ``"-breed,-everyday_word"`` the default ones but those, ``"trim_edges,valid_type"``
+    (or a list) only those.
     An unknown name is an error that lists the known ones."""
+    defaults = tuple(r for r in REGISTRY.values() if r.default)
     if spec is None:
-        return tuple(REGISTRY.values())
+        return defaults
     if not isinstance(spec, (str, list, tuple)) or not all(isinstance(x, str) for x in spec):
-        raise VeilError(f"rules must be default, none or rule names separated by commas, not {spec!r}")
+        raise VeilError(f"rules must be default, all, none or rule names separated by commas, not {spec!r}")
     items = [x.strip() for x in (spec.split(",") if isinstance(spec, str) else spec) if str(x).strip()]
-    if items in (["default"], ["all"]):
+    if items == ["default"]:
+        return defaults
+    if items == ["all"]:
         return tuple(REGISTRY.values())
     if items in ([], ["none"]):
         return ()
@@ -88,9 +95,9 @@ def select(spec: str | Sequence[str] | None = None) -> tuple[Rule, ...]:
     unknown = [n for n in names if n not in REGISTRY]
     if unknown:
         raise VeilError(f"unknown rule(s) {', '.join(unknown)}; the rules are {', '.join(REGISTRY)} "
-                        "(or default, none)")
+                        "(or default, all, none)")
     if all(negative):
-        return tuple(r for r in REGISTRY.values() if r.name not in names)
+        return tuple(r for r in defaults if r.name not in names)
     return tuple(r for r in REGISTRY.values() if r.name in names)
 
 
