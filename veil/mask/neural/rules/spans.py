@@ -11,7 +11,7 @@ import re
 from veil.mask.neural.rules.base import Context, rule, span
 from veil.mask.neural.rules.lexical import (DIGIT_WORDS, EDGE_ALL, EDGE_WORDS, NAME_LABELS, NUMBERS, TITLE_BEFORE,
                                             proper_words)
-from veil.mask.wordlists import COMMON_10K, VERY_COMMON_1K, common, ordered, words
+from veil.mask.wordlists import COMMON_10K, VERY_COMMON_1K, common, words
 from veil.types import Span
 
 _EDGE_TOKEN = re.compile(r"[\w\u0300-\u036f'’-]+\.?|[^\w\s\u0300-\u036f]")
