@@ -59,7 +59,7 @@ class MaskingEngine:
         texts = [v for v, _ in views]
         each: list[list[list[Span]]] = []
         protected: dict[int, list[tuple[int, int]]] = {}  # per document, computed once for all maskers
-        for found in self._detect_all(texts):
+        for found in self._detect_all(texts, [d.group for d in docs]):
             mine = []
             for i, (d, (view, offsets), spans) in enumerate(zip(docs, views, found)):
                 if self.exclude and spans:
@@ -75,17 +75,24 @@ class MaskingEngine:
         merged = [merge_spans([s for per_masker in each for s in per_masker[i]]) for i in range(len(docs))]
         return merged, each
 
-    def _detect_all(self, texts: list[str]) -> list[list[list[Span]]]:
-        """Every masker's spans, in masker order; one that releases the GIL runs in a thread meanwhile."""
+    def _detect_all(self, texts: list[str], groups: Sequence[str | None] = ()) -> list[list[list[Span]]]:
+        """Every masker's spans, in masker order; one that releases the GIL runs in a thread meanwhile. Where the
+        documents have groups (a call's utterances), a masker with ``propagate_group`` then carries what it found
+        in one record to the other records of its group."""
         background = [m for m in self.maskers if m.releases_gil] if len(self.maskers) > 1 else []
         if not background:
-            return [m.detect_batch(texts) for m in self.maskers]
-        from concurrent.futures import ThreadPoolExecutor
+            found = [m.detect_batch(texts) for m in self.maskers]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=len(background)) as pool:
-            futures = {id(m): pool.submit(m.detect_batch, texts) for m in background}
-            here = {id(m): m.detect_batch(texts) for m in self.maskers if not m.releases_gil}
-            return [futures[id(m)].result() if id(m) in futures else here[id(m)] for m in self.maskers]
+            with ThreadPoolExecutor(max_workers=len(background)) as pool:
+                futures = {id(m): pool.submit(m.detect_batch, texts) for m in background}
+                here = {id(m): m.detect_batch(texts) for m in self.maskers if not m.releases_gil}
+                found = [futures[id(m)].result() if id(m) in futures else here[id(m)] for m in self.maskers]
+        if any(g is not None for g in groups):
+            found = [m.propagate_group(texts, f, groups) if hasattr(m, "propagate_group") else f
+                     for m, f in zip(self.maskers, found)]
+        return found
 
     def _protected(self, text: str) -> list[tuple[int, int]]:
         regions = lookalike_spans(text)

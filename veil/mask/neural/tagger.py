@@ -193,6 +193,7 @@ def _backed_names(text: str, bounds: Sequence[tuple[int, int]], kind: Any, p_o: 
 
     from veil.mask.allow_list import common_words
     from veil.mask.neural.hygiene import everyday, person_name_words
+    from veil.mask.neural.rules.lexical import last_nonspace
 
     candidates = np.flatnonzero(~entity & (p_o < name_limit)).tolist()
     if not candidates:
@@ -209,8 +210,8 @@ def _backed_names(text: str, bounds: Sequence[tuple[int, int]], kind: Any, p_o: 
                            word in names and word not in common_words(5000)):
             out.append(w)  # not a surname that is an everyday word first ("young", "green", "long")
         elif cased and k in _NAME_KINDS and raw[:1].isupper() and raw[1:].islower() and not everyday(word):
-            before = text[:bounds[w][0]].rstrip()
-            if before and before[-1] not in _SENTENCE_END:  # a sentence's first word has its capital anyway
+            j = last_nonspace(text, bounds[w][0])
+            if j >= 0 and text[j] not in _SENTENCE_END:  # a sentence's first word has its capital anyway
                 out.append(w)
     return out
 
@@ -240,9 +241,13 @@ class NeuralTaggerMasker(Masker):
     short written records (tweets, form fields) read better as ``written``.
     ``propagate`` masks every other occurrence in the text of a person, organisation or place the tagger
     found ("my name is Aantje Mourik but everyone calls me Aantje"), except a lower-case common word
-    alone ("will", "bill"), which could be the everyday word elsewhere. ``name_threshold`` (default
+    alone ("will", "bill"), which could be the everyday word elsewhere; with it and ``group_propagate``, a
+    person's name found in one record of a group (``--group-field``: a call's utterances) is masked in every
+    record of that group (:mod:`veil.mask.neural.propagation`). ``name_threshold`` (default
     :data:`NAME_THRESHOLD`; 0 turns it off) is the threshold of a word the model reads as a name that the name
-    lists or a capital inside a sentence back, where it is above the type's own.
+    lists or a capital inside a sentence back, where it is above the type's own. ``rules`` chooses the span
+    rules after the model (:mod:`veil.mask.neural.rules`): ``default``, ``all``, ``none``, ``-breed,-everyday_word``
+    (the default ones but those) or a list of rule names; an unknown name is an error that lists them.
     """
 
     name = "neural_tagger"
@@ -251,8 +256,15 @@ class NeuralTaggerMasker(Masker):
     def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 64,
                  threads: int | None = None, max_length: int = 128, types: Sequence[str] | str | None = None,
                  o_threshold: float | None = None, propagate: bool = True, register: str = "auto",
-                 name_threshold: float = NAME_THRESHOLD) -> None:
+                 name_threshold: float = NAME_THRESHOLD, rules: str | Sequence[str] = "default",
+                 group_propagate: bool = True) -> None:
         from veil.mask.detectors.base import check_register
+        from veil.mask.neural.rules import select
+
+        try:
+            self.rules = select(rules)
+        except VeilError as e:
+            raise VeilError(f"neural_tagger: {e}") from None
 
         self.register = check_register("neural_tagger", register)
         if precision not in PRECISIONS:
@@ -275,6 +287,8 @@ class NeuralTaggerMasker(Masker):
         unknown = self.types - set(known)
         if unknown:
             raise VeilError(f"neural_tagger: unknown type(s) {', '.join(sorted(unknown))}; choose from {', '.join(known)}")
+        if "PER" not in self.types:  # the naming contexts find persons: not asked for
+            self.rules = tuple(r for r in self.rules if r.name != "naming_context")
         self.type_to_label = TYPE_TO_LABEL
         self.id2label = list(labels)
         # the model's labels summed per type: column 0 is O, column k the B- and I- labels of kinds[k - 1]
@@ -295,6 +309,7 @@ class NeuralTaggerMasker(Masker):
         written = float((meta.get("config") or {}).get("written_threshold", 0.5))
         self.written_thresholds = {t: float(o_threshold) if o_threshold is not None else written for t in known}
         self.propagate = bool(propagate)
+        self.group_propagate = bool(group_propagate)
         self.name_limit = float(name_threshold)
 
     def logits(self, ids: Any, mask: Any) -> Any:
@@ -307,6 +322,16 @@ class NeuralTaggerMasker(Masker):
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
         scored = self.score_batch(texts)
         return [self.decode_scored(t, sc) for t, sc in zip(texts, scored)]
+
+    def propagate_group(self, texts: Sequence[str], spans: Sequence[list[Span]],
+                        groups: Sequence[Any]) -> list[list[Span]]:
+        """With ``propagate``, a person's name found in one record of a group is masked in every record of that
+        group (:func:`veil.mask.neural.propagation.propagate_group`); never across groups."""
+        if not (self.propagate and self.group_propagate):
+            return list(spans)
+        from veil.mask.neural.propagation import propagate_group
+
+        return propagate_group(texts, spans, groups, self.name)
 
     def score_batch(self, texts: Sequence[str]) -> list[list[tuple[Any, Any]]]:
         """Per text, its windows as ``(piece offsets, per piece P(O) and each type's probability)`` (a
@@ -376,7 +401,7 @@ class NeuralTaggerMasker(Masker):
                 if s < e:
                     spans.append(Span(s, e, kind, self.name, round(score, 4)))
         out = [Span(sp.start, sp.end, self.type_to_label.get(sp.label, sp.label), sp.source, sp.score)
-               for sp in tidy(text, spans, written)]
+               for sp in tidy(text, spans, written, self.rules)]
         return propagate_names(text, out, self.name) if self.propagate else out
 
 

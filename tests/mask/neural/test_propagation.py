@@ -1,0 +1,62 @@
+"""A person's name found in one record of a group is masked in every record of that group, never in another."""
+
+from __future__ import annotations
+
+from veil.mask.base import Masker
+from veil.mask.engine import MaskingEngine
+from veil.mask.neural.propagation import propagate_group
+from veil.types import Document, Span
+
+
+def _found(texts, spans):
+    return [[(t[s.start:s.end], s.label) for s in sorted(sp, key=lambda x: x.start)] for t, sp in zip(texts, spans)]
+
+
+CALL = ["Good morning.", "Hi, this is Hope Ashworth calling about my bill.", "Sure Hope, one moment.",
+        "I hope so.", "ashworth is spelled a s h", "Thanks Hope, bye."]
+
+
+def test_a_name_found_once_is_the_same_name_everywhere_in_the_call():
+    spans = [[] for _ in CALL]
+    spans[1] = [Span(12, 25, "PERSON_NAME", "neural_tagger", 0.9)]
+    out = propagate_group(CALL, spans, ["c1"] * len(CALL), "neural_tagger")
+    assert _found(CALL, out) == [[], [("Hope Ashworth", "PERSON_NAME")], [("Hope", "PERSON_NAME")],
+                                 [],  # "I hope so": the common word, as written, is no name
+                                 [("ashworth", "PERSON_NAME")], [("Hope", "PERSON_NAME")]]
+
+
+def test_it_never_crosses_calls_and_leaves_records_without_a_group_alone():
+    texts = ["this is Hope Ashworth", "Hope, are you there?", "Hope, are you there?", "Hope, are you there?"]
+    spans = [[Span(8, 21, "PERSON_NAME", "neural_tagger", 0.9)], [], [], []]
+    out = propagate_group(texts, spans, ["a", "b", None, "a"], "neural_tagger")
+    assert _found(texts, out) == [[("Hope Ashworth", "PERSON_NAME")], [], [], [("Hope", "PERSON_NAME")]]
+
+
+def test_only_person_names_travel_and_a_lower_case_common_word_alone_does_not():
+    texts = ["this is will", "i will call", "we met in Paris", "Paris is nice"]
+    spans = [[Span(8, 12, "PERSON_NAME", "t", 0.9)], [], [Span(10, 15, "LOCATION", "t", 0.9)], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 4, "t")) == \
+        [[("will", "PERSON_NAME")], [], [("Paris", "LOCATION")], []]
+
+
+class _OneName(Masker):
+    """Finds "Hope Ashworth" only; carries it over a group as the tagger does."""
+
+    name = "one_name"
+
+    def detect(self, text):
+        i = text.find("Hope Ashworth")
+        return [] if i < 0 else [Span(i, i + 13, "PERSON_NAME", self.name, 0.9)]
+
+    def propagate_group(self, texts, spans, groups):
+        return propagate_group(texts, spans, groups, self.name)
+
+
+def test_the_engine_carries_names_over_a_documents_group():
+    docs = [Document(id="1", text="This is Hope Ashworth.", group="call-1"),
+            Document(id="2", text="Thanks, Hope.", group="call-1"),
+            Document(id="3", text="Thanks, Hope.", group="call-2")]
+    found = MaskingEngine([_OneName()]).detect(docs)
+    assert [[d.text[s.start:s.end] for s in sp] for d, sp in zip(docs, found)] == [["Hope Ashworth"], ["Hope"], []]
+    ungrouped = [Document(id=d.id, text=d.text) for d in docs]
+    assert [len(sp) for sp in MaskingEngine([_OneName()]).detect(ungrouped)] == [1, 0, 0]

@@ -1,0 +1,101 @@
+"""Detect and mask stage: a person's name found in one record of a group (a call's utterance) is masked in all.
+
+Within one text the tagger already masks every other occurrence of a name it found
+(``tagger.propagate_names``: a document's long names are found again elsewhere by their parts). With a group
+field the records of a group are one document (``veil.run.groups``): :func:`propagate_group` carries the
+person names found in any record of a group to every record of that group, and never to another group.
+
+What is carried: each person name as found, and each part of it of three letters or more ("Hope Ashworth":
+"Hope", "Ashworth"). A name or part that is one of the 5,000 commonest words ("hope", "will", "mark") is
+matched only as written with its capital ("Hope", not "I hope so"); one that is not is matched in any case
+("ashworth"). A lower-case common word alone ("this is will") is carried nowhere: in a lower-cased call the
+word and the name cannot be told apart.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Hashable, Sequence
+
+from veil.types import Span
+
+#: the labels carried across a group's records
+GROUP_LABELS = frozenset({"PERSON_NAME"})
+_PART = re.compile(r"[^\W\d_][\w'’-]{2,}")
+
+
+def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Sequence[int]) -> tuple[dict, dict]:
+    """(lower-case form -> label, exact form -> label): the group's names matched in any case, and those
+    matched only as written."""
+    from veil.mask.allow_list import common_words
+
+    common = common_words(5000)
+    anycase: dict[str, str] = {}
+    exact: dict[str, str] = {}
+
+    def add(surface: str, label: str) -> None:
+        if sum(c.isalnum() for c in surface) < 3:
+            return
+        low = surface.lower()
+        if " " in surface or low not in common:
+            anycase.setdefault(low, label)
+        elif surface[:1].isupper() and not surface.isupper():
+            exact.setdefault(surface, label)
+
+    for i in members:
+        for sp in spans[i]:
+            if sp.label not in GROUP_LABELS:
+                continue
+            surface = texts[i][sp.start:sp.end]
+            add(surface, sp.label)
+            for m in _PART.finditer(surface):
+                if m.end() - m.start() < len(surface):
+                    add(m.group(), sp.label)
+    return anycase, exact
+
+
+def _pattern(keys: list[str], flags: int) -> re.Pattern[str] | None:
+    if not keys:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True)) + r")(?!\w)",
+                      flags)
+
+
+def propagate_group(texts: Sequence[str], spans: Sequence[list[Span]], groups: Sequence[Hashable | None],
+                    source: str) -> list[list[Span]]:
+    """``spans`` per text, with every occurrence in a record of a person name found in another record of its
+    group (or elsewhere in its own) added where no span covers it. Records without a group, and groups of one
+    record, are left as they are."""
+    import bisect
+    import itertools
+
+    members: dict[Hashable, list[int]] = {}
+    for i, g in enumerate(groups):
+        if g is not None:
+            members.setdefault(g, []).append(i)
+    out = [list(s) for s in spans]
+    for idx in members.values():
+        if len(idx) < 2:
+            continue
+        anycase, exact = _names(texts, spans, idx)
+        patterns = [(p, table, low) for p, table, low in ((_pattern(list(anycase), re.IGNORECASE), anycase, True),
+                                                           (_pattern(list(exact), 0), exact, False)) if p is not None]
+        if not patterns:
+            continue
+        for i in idx:
+            text = texts[i]
+            added: list[Span] = []
+            for pattern, table, low in patterns:
+                have = sorted((sp.start, sp.end) for sp in out[i] + added)
+                starts = [s for s, _ in have]
+                reach = list(itertools.accumulate((e for _, e in have), max))  # the furthest end of the first k
+                for m in pattern.finditer(text):
+                    k = bisect.bisect_left(starts, m.end())
+                    if k > 0 and reach[k - 1] > m.start():
+                        continue  # covered already
+                    label = table.get(m.group().lower() if low else m.group())
+                    if label is not None:
+                        added.append(Span(m.start(), m.end(), label, source, 1.0))
+            if added:
+                out[i] = sorted(out[i] + added, key=lambda sp: (sp.start, sp.end))
+    return out
