@@ -15,7 +15,7 @@ def test_every_builtin_is_registered():
         "street_address", "titled_name", "url", "us_ssn", "username"]
     assert registry.fillers.names() == ["faker", "llm", "llm-instruct", "mlm"]
     assert registry.readers.names() == ["csv", "jsonl", "parquet", "switchboard", "txt"]
-    assert registry.gold_formats.names() == ["conll", "presidio", "review", "switchboard_pii", "tab"]
+    assert registry.gold_formats.names() == ["conll", "presidio", "review", "sgd", "switchboard_pii", "tab"]
     assert registry.downstream_lms.names() == ["gpt2"]
     assert registry.ppmlm_methods.names() == ["base", "dp", "dppmlm", "ippmlm", "mlm", "mlma", "ppmlm"]
 

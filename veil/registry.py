@@ -106,6 +106,7 @@ gold_formats.register("presidio", "veil.mask.gold:read_presidio")
 gold_formats.register("conll", "veil.mask.gold:read_conll")
 gold_formats.register("switchboard_pii", "veil.mask.gold:read_switchboard_pii")
 gold_formats.register("review", "veil.mask.gold:read_review")
+gold_formats.register("sgd", "veil.mask.gold:read_sgd")
 
 downstream_lms.register("gpt2", "veil.downstream.lm:make_gpt2")
 
