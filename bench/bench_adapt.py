@@ -160,7 +160,7 @@ def run(args: argparse.Namespace, pick: Callable[..., list[int]] | None = None) 
                                             "switchboard_pii")
                     row["adapted_with_lists"] = scores(rest, engine(model, args.threads, exclude, terms)
                                                        .detect([g.doc for g in rest]), "switchboard_pii")
-                    if n in args.base_at:
+                    if n in args.base_at and how in args.base_picks:
                         row["base_sets"] = {b: scores(g, engine(model, args.threads).detect([x.doc for x in g]), f)
                                             for b, (g, f) in base_golds.items()}
                     from veil.mask.neural.tagger import load_detector
@@ -215,6 +215,8 @@ def main() -> None:
     p.add_argument("--picks", nargs="+", default=["uncertain", "random"])
     p.add_argument("--base-at", nargs="*", type=int, default=[30], help="sizes whose adapted detector is also scored "
                                                                           "on the base sets")
+    p.add_argument("--base-picks", nargs="*", default=["uncertain", "random"],
+                   help="picks whose adapted detectors are scored on the base sets")
     p.add_argument("--base-sets", nargs="*", default=list(BASE_SETS))
     p.add_argument("--steps", type=int, default=0, help="adapt steps (0: veil adapt's own choice)")
     p.add_argument("--threads", type=int, default=2)
