@@ -104,7 +104,7 @@ def load_detector(path: str | None, precision: str, threads: int) -> tuple[Any, 
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise VeilError(f"the detector in {folder} cannot be loaded ({type(e).__name__}: {first[:200]}); "
                         f"train it again with `veil train-detector --out {folder}`") from None
-    log.info("neural_tagger: detector %s", describe(folder, meta, precision))
+    log.info("neural_tagger uses the detector %s", describe(folder, meta, precision))
     return loaded
 
 
@@ -112,7 +112,7 @@ def describe(folder: Path, meta: dict, precision: str) -> str:
     """One line on which detector masks: its folder, and for an adapted one what it was adapted on."""
     from veil.mask.neural.saved import PACKAGED_DIR
 
-    where = "shipped with veil" if folder.resolve() == PACKAGED_DIR.resolve() else str(folder)
+    where = "shipped with veil" if folder.resolve() == PACKAGED_DIR.resolve() else f"in {folder}"
     line = f"{where} ({precision})"
     adapted = meta.get("adapted")
     if adapted:
