@@ -1,7 +1,8 @@
 """Benchmarks: what a reviewer's time buys, simulated from gold: review N documents of a new domain, adapt, score the rest.
 
     .venv/bin/python bench/bench_adapt.py [--data ../shared/data] [--domains orders sgd:Flights]
-        [--sizes 10 30 100] [--picks uncertain random] [--steps 0] [--threads 2] [--json out.json]
+        [--sizes 10 30 100] [--picks uncertain random] [--steps 0] [--threads 2] [--config KEY=VALUE ...]
+        [--base-at 30] [--base-picks uncertain random] [--base-sets ...] [--json out.json]
 
 For each domain, each way of picking (``uncertain``: the tagger's least decided documents covering the most
 distinct doubtful words; ``random``) and each number of reviewed documents, the simulated reviewer marks the
@@ -150,8 +151,8 @@ def run(args: argparse.Namespace, pick: Callable[..., list[int]] | None = None) 
                                        "excluded_terms": len(exclude), "added_terms": len(terms)}
                 with tempfile.TemporaryDirectory() as tmp:
                     t0 = time.time()
-                    record = adapt(reviewed, Path(tmp) / "det", config=AdaptConfig(steps=args.steps, seed=args.seed,
-                                                                                    threads=args.threads),
+                    record = adapt(reviewed, Path(tmp) / "det", config=AdaptConfig(**{"steps": args.steps, "seed": args.seed,
+                                                                       "threads": args.threads, **overrides(args)}),
                                    add_terms=terms, exclude=exclude, progress=False)
                     row["adapt_seconds"] = round(time.time() - t0, 1)
                     row["steps"] = record["steps"]
@@ -170,6 +171,22 @@ def run(args: argparse.Namespace, pick: Callable[..., list[int]] | None = None) 
                 print(json.dumps(row), flush=True)
                 if args.json:
                     Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")
+    return out
+
+
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """``--config anchor=0.01 distil=0``: AdaptConfig fields, typed as their defaults."""
+    from dataclasses import fields
+
+    from veil.mask.neural.adapt import AdaptConfig
+
+    types = {f.name: type(getattr(AdaptConfig(), f.name)) for f in fields(AdaptConfig)}
+    out = {}
+    for item in args.config:
+        key, _, value = item.partition("=")
+        if key not in types:
+            raise SystemExit(f"--config: {key!r} is not a setting of AdaptConfig ({', '.join(types)})")
+        out[key] = types[key](value)
     return out
 
 
@@ -220,6 +237,8 @@ def main() -> None:
     p.add_argument("--base-sets", nargs="*", default=list(BASE_SETS))
     p.add_argument("--steps", type=int, default=0, help="adapt steps (0: veil adapt's own choice)")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="other veil adapt settings (AdaptConfig), e.g. anchor=0.01 distil=0")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", default=None)
     args = p.parse_args()
