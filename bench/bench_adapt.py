@@ -208,7 +208,7 @@ def markdown(out: dict[str, Any], command: str, seconds: float) -> str:
             lines.append(f"| {r['pick']} | {r['reviewed']} | {cell(r['base_on_rest'])} | {cell(r['base_with_lists'])} "
                          f"| {cell(r['adapted'])} | {cell(r['adapted_with_lists'])} | {r['adapt_seconds']:.0f} |")
         lines.append("")
-    rows = [(d, r) for d, res in out["domains"].items() for r in res["runs"] if "base_sets" in r]
+    rows = [(d, r) for d, res in out["domains"].items() for r in res["runs"] if r.get("base_sets")]
     if rows:
         names = list(out["base_sets"])
         lines += ["Base sets after adapting (precision / DIRECT / QUASI; Presidio: precision / recall / PERSON):", "",
