@@ -43,6 +43,9 @@ def _no_long_work(monkeypatch):
     monkeypatch.setattr(veil.fill.mlm, "load_mlm", _stop)
     monkeypatch.setattr(veil.models.minilm, "load_masked_lm", _stop)
     monkeypatch.setattr(veil.mask.neural.train, "train", _stop)
+    import veil.mask.neural.adapt
+
+    monkeypatch.setattr(veil.mask.neural.adapt, "adapt", _stop)
     monkeypatch.setattr(veil.experiment.runner.ExperimentRunner, "run", _stop)
     import veil.review.app
 
@@ -63,9 +66,12 @@ def _files(d: Path) -> dict[str, Path]:
     review = d / "review"
     review.mkdir(exist_ok=True)
     (review / "1.txt").write_text("Call (John)[MISSED_PERSON_NAME] now.\n")
+    gold = d / "gold.jsonl"
+    gold.write_text(json.dumps({"id": "1-1", "text": "my name is John", "spans": [
+        {"start": 11, "end": 15, "type": "PERSON", "class": "DIRECT", "value": "John"}]}) + "\n")
     bad = d / "bad.txt"
     bad.write_bytes(b"ok\n\xff\xfe not utf-8\n")
-    return {"corpus": corpus, "masked": masked, "conll": conll, "exp": exp, "review": review, "bad": bad,
+    return {"corpus": corpus, "masked": masked, "conll": conll, "exp": exp, "review": review, "bad": bad, "gold": gold,
             "folder": d}
 
 
@@ -85,6 +91,7 @@ def _base(command: tuple[str, ...], f: dict[str, Path], out: Path) -> list[str]:
         ("audit", "identifiers"): [str(f["corpus"]), "--format", "jsonl", "--no-direct"],
         ("audit", "ppmlm"): [str(f["corpus"]), "--format", "jsonl", "-o", str(out / "pp")],
         ("train-detector",): ["--data", str(f["folder"]), "-o", str(out / "det")],
+        ("adapt",): [str(f["gold"]), "--format", "switchboard_pii", "-o", str(out / "det")],
         ("review",): [str(f["masked"]), "--export", "gold", "-o", str(out / "gold.jsonl")],
         ("verify",): [str(f["corpus"]), str(f["masked"])],
         ("ls",): [],

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "experiment": ("veil.cli.experiment", "run an experiment grid: mask, fill, adapt an LM, perplexity, report"),
     "audit": ("veil.cli.audit", "privacy audit: residual risk, identifiers, PPMLM, membership inference"),
     "train-detector": ("veil.cli.train_detector", "fine-tune the case-robust neural entity detector (token classification)"),
+    "adapt": ("veil.cli.adapt", "fine-tune the detector on reviewed documents of your own corpus (veil review --export gold)"),
     "review": ("veil.cli.review", "review masked documents in the browser; export gold spans, missed PI, term lists"),
     "verify": ("veil.cli.verify", "check that no value the masking removed survives in a filled corpus"),
     "ls": ("veil.cli.ls", "list every registry (maskers, detectors, fillers, formats, LMs, PPMLM methods)"),

@@ -1,4 +1,4 @@
-"""CLI: ``veil eval-detect GOLD --format {tab,presidio,conll,switchboard_pii,review} --masker NAME ...`` scores masking.
+"""CLI: ``veil eval-detect GOLD --format {tab,presidio,conll,switchboard_pii,review,sgd} --masker NAME ...`` scores masking.
 
 Prints recall (TAB, switchboard_pii and a ``veil review --export gold`` file: mention, token and entity
 level for DIRECT and QUASI identifiers; other formats: per type) beside the share of all words masked

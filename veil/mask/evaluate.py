@@ -197,7 +197,7 @@ def evaluate_switchboard_pii(golds: Sequence[GoldDocument], detected: Sequence[S
 def evaluate(golds: Sequence[GoldDocument], detected: Sequence[Sequence[Span]], fmt: str) -> dict[str, Any]:
     if fmt == "tab":
         return evaluate_tab(golds, detected)
-    if fmt in ("switchboard_pii", "sgd"):
+    if fmt in ("switchboard_pii", "sgd"):  # sgd's slots carry switchboard_pii's types and classes
         return evaluate_switchboard_pii(golds, detected)
     if fmt == "review":
         return {**evaluate_tab(golds, detected), **type_accuracy(golds, detected, label_map={})}

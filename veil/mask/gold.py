@@ -16,8 +16,10 @@ spans, offsets on ``document.text``):
   DIRECT or QUASI (to be masked) or OPTIONAL (public names and topics: a masker may mask them or
   not). One document per utterance; ``doc.group`` is the conversation; mentions of one conversation
   with the same type and surface share an ``entity_id``.
-- ``sgd``: Schema-Guided Dialogue service turns with their slot spans, typed and classed by the
-  ``slot_classes.json`` beside them (:func:`read_sgd`); scored as switchboard_pii.
+- ``sgd``: the Schema-Guided Dialogue turns (JSON lines, plain or gzip, ``{id, dialogue, services, speaker, text,
+  slots: [{start, end, slot, service}]}``), each slot typed and classed by the ``slot_classes.json`` beside the
+  file (switchboard_pii types and classes; a slot mapped to null is not personal and not gold). One document
+  per turn, ``doc.group`` the dialogue; text outside every slot holds no personal information.
 - ``review``: what ``veil review --export gold`` writes from a human review of a user's own corpus,
   JSONL ``{id, text, spans: [{start, end, label, identifier_type, entity_id}], rejected: [...]}``:
   the masks a reviewer kept and the PI they found missed, each DIRECT or QUASI (scored as TAB's
@@ -275,66 +277,6 @@ def read_switchboard_pii(path: str | Path) -> list[GoldDocument]:
     return out
 
 
-#: the slot -> [type, class] table the SGD folder ships beside its splits (``null``: not personal)
-SGD_CLASSES_FILE = "slot_classes.json"
-
-
-def sgd_family(service: str) -> str:
-    """An SGD service's family: ``Restaurants_2`` -> ``Restaurants``."""
-    return service.split("_", 1)[0]
-
-
-def read_sgd(path: str | Path, families: frozenset[str] | None = None) -> list[GoldDocument]:
-    """Schema-Guided Dialogue turns (JSONL, optionally gzipped: ``{id, dialogue, services, speaker, text, slots}``):
-    one ``GoldDocument`` per turn, its ``group`` the dialogue. A slot becomes a span with the type and class that
-    ``slot_classes.json`` (beside the file) gives it; a slot it maps to ``null`` (ratings, genres) is no span, so
-    masking it costs precision like any text outside the slots. ``families``: keep dialogues of these service
-    families only."""
-    import gzip
-
-    path = Path(path)
-    table_file = path.parent / SGD_CLASSES_FILE
-    if not table_file.is_file():
-        raise InputError(str(path), None, f"no {SGD_CLASSES_FILE} beside the SGD file (it maps slots to types)")
-    table = json.loads(table_file.read_text(encoding="utf-8"))
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    else:
-        lines = _read_text(path).splitlines()
-    out: list[GoldDocument] = []
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            doc_id, dialogue, text, slots = str(rec["id"]), str(rec["dialogue"]), rec["text"], rec["slots"]
-            services = list(rec.get("services") or [])
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
-        except (KeyError, TypeError) as e:
-            raise InputError(str(path), lineno, f"missing field {e} (need id, dialogue, text, slots)") from None
-        if families is not None and not any(sgd_family(s) in families for s in services):
-            continue
-        spans = []
-        for sl in slots:
-            try:
-                start, end = _check_offsets(path, lineno, text, sl["start"], sl["end"])
-                slot = sl["slot"]
-            except (KeyError, TypeError) as e:
-                raise InputError(str(path), lineno, f"slot without field {e} (need start, end, slot)") from None
-            if slot not in table:
-                raise InputError(str(path), lineno, f"slot {slot!r} is not in {SGD_CLASSES_FILE}")
-            if table[slot] is None:
-                continue
-            kind, cls = table[slot]
-            spans.append(GoldSpan(start, end, kind, cls, f"{dialogue}:{kind}:{text[start:end].lower()}"))
-        out.append(GoldDocument(Document(id=doc_id, text=text, group=dialogue,
-                                         meta={"services": services, "speaker": rec.get("speaker")}),
-                                sorted(spans, key=lambda g: (g.start, g.end))))
-    return out
-
-
 def read_review(path: str | Path) -> list[GoldDocument]:
     """``veil review --export gold`` JSONL: one ``GoldDocument`` per reviewed document."""
     path = Path(path)
@@ -361,6 +303,64 @@ def read_review(path: str | Path) -> list[GoldDocument]:
         group = rec.get("group")
         out.append(GoldDocument(Document(id=str(rec.get("id", lineno)), text=text,
                                          group=None if group is None else str(group), meta=meta),
+                                sorted(spans, key=lambda g: (g.start, g.end))))
+    return out
+
+
+def sgd_family(service: str) -> str:
+    """An SGD service's family: ``Restaurants_2`` -> ``Restaurants``."""
+    return service.rsplit("_", 1)[0]
+
+
+def read_sgd(path: str | Path, services: Any = None, classes: str | Path | None = None) -> list[GoldDocument]:
+    """SGD turns: one ``GoldDocument`` per turn, its ``group`` the dialogue.
+
+    ``services``: keep only the dialogues whose every service is of these families or names ("Restaurants",
+    "Music_1"; a comma-separated string or a list). ``classes``: the slot table (default ``slot_classes.json``
+    beside the file).
+    """
+    import gzip
+
+    from veil.textutil import normalise_surface
+
+    path = Path(path)
+    table_path = Path(classes) if classes is not None else path.parent / "slot_classes.json"
+    if not table_path.is_file():
+        raise InputError(str(table_path), None, "no slot table (slot_classes.json: slot -> [type, class] or null)")
+    table = json.loads(table_path.read_text(encoding="utf-8"))
+    if isinstance(services, str):
+        services = [x.strip() for x in services.split(",") if x.strip()]
+    wanted = set(services or ())
+    raw = gzip.decompress(path.read_bytes()).decode("utf-8") if path.suffix == ".gz" else _read_text(path)
+    out: list[GoldDocument] = []
+    for lineno, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            text, slots, dialogue = rec["text"], rec["slots"], str(rec["dialogue"])
+            names = list(rec.get("services") or [])
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), lineno, f"invalid JSON ({e.msg})") from None
+        except (KeyError, TypeError) as e:
+            raise InputError(str(path), lineno, f"missing field {e} (need dialogue, text, slots)") from None
+        if wanted and not all(n in wanted or sgd_family(n) in wanted for n in names):
+            continue
+        spans = []
+        for sl in slots:
+            try:
+                start, end = _check_offsets(path, lineno, text, sl["start"], sl["end"])
+                entry = table[sl["slot"]]
+            except KeyError as e:
+                raise InputError(str(path), lineno, f"slot without field or class {e}") from None
+            if entry is None:
+                continue
+            kind, cls = entry
+            spans.append(GoldSpan(start, end, kind, cls,
+                                  f"{dialogue}:{kind}:{normalise_surface(text[start:end]) or text[start:end]}"))
+        out.append(GoldDocument(Document(id=str(rec.get("id", f"{dialogue}-{lineno}")), text=text, group=dialogue,
+                                         meta={"conversation": dialogue, "services": names,
+                                               "speaker": rec.get("speaker")}),
                                 sorted(spans, key=lambda g: (g.start, g.end))))
     return out
 

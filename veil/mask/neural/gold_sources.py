@@ -66,7 +66,7 @@ def sgd_gold(data: Path, split: str = "dev", families: frozenset[str] | None = N
     for dev, only the dialogues whose hash falls in ``folds``."""
     from veil.mask.gold import read_sgd, sgd_family
 
-    docs = read_sgd(data / (SGD_TRAIN if split == "train" else SGD_DEV), families)
+    docs = read_sgd(data / (SGD_TRAIN if split == "train" else SGD_DEV), families)  # every service of these families
     return [gd for gd in docs
             if not any(sgd_family(s) in exclude for s in gd.doc.meta.get("services") or [])
             and (split == "train" or fold_of(str(gd.doc.group)) in folds)]

@@ -27,6 +27,7 @@ a number or a street word (:mod:`veil.mask.neural.hygiene`).
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -36,6 +37,8 @@ from veil.errors import VeilError
 from veil.mask.base import Masker
 from veil.mask.neural.hygiene import tidy
 from veil.types import Span
+
+log = logging.getLogger(__name__)
 
 PRECISIONS = ("int8", "fp32")
 #: the threshold of a word whose reading other evidence backs (:func:`_backed_names`: the name lists, a capital
@@ -96,11 +99,27 @@ def load_detector(path: str | None, precision: str, threads: int) -> tuple[Any, 
     try:
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
         session = ort.InferenceSession(str(network), options, providers=["CPUExecutionProvider"])
-        return session, word_embeddings(meta, folder), load_tokenizer(), meta
+        loaded = session, word_embeddings(meta, folder), load_tokenizer(), meta
     except Exception as e:  # a damaged folder: onnxruntime, numpy and json raise many types
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise VeilError(f"the detector in {folder} cannot be loaded ({type(e).__name__}: {first[:200]}); "
                         f"train it again with `veil train-detector --out {folder}`") from None
+    log.info("neural_tagger uses the detector %s", describe(folder, meta, precision))
+    return loaded
+
+
+def describe(folder: Path, meta: dict, precision: str) -> str:
+    """One line on which detector masks: its folder, and for an adapted one what it was adapted on."""
+    from veil.mask.neural.saved import PACKAGED_DIR
+
+    where = "shipped with veil" if folder.resolve() == PACKAGED_DIR.resolve() else f"in {folder}"
+    line = f"{where} ({precision})"
+    adapted = meta.get("adapted")
+    if adapted:
+        source = adapted.get("file") or {}
+        line += (f", adapted on {adapted.get('documents')} reviewed documents of {source.get('path', '?')} "
+                 f"(sha256 {str(source.get('sha256', '?'))[:12]}) from {adapted.get('base', {}).get('path', '?')}")
+    return line
 
 
 def decode_words(text: str, offsets: Sequence[tuple[int, int]], by_type: Any, limit: Any,
