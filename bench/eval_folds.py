@@ -11,6 +11,8 @@ Sets (``veil.mask.neural.gold_sources`` defines the folds):
 - ``sgd_dev`` / ``sgd_frozen``: SGD dev dialogues of the service families the tagger trains on, by dialogue hash.
 - ``sgd_unseen``: SGD dev dialogues of the families never trained on (``UNSEEN_FAMILIES``): a domain veil has
   not seen.
+- ``orders``: ``bench/data/orders_gold.jsonl``, food-ordering dialogues written and annotated for veil's
+  benchmarks (menu words are things, customers' names DIRECT): a domain no training source covers.
 
 Each cell is the default masking (``neural_tagger`` + ``dlp``, the detector folder ``--model`` or the shipped one)
 scored by ``veil.mask.evaluate`` as ``veil eval-detect --format switchboard_pii`` scores it.
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-SETS = ("sw_val", "sw_dev", "sw_frozen", "sgd_dev", "sgd_frozen", "sgd_unseen")
+SETS = ("sw_val", "sw_dev", "sw_frozen", "sgd_dev", "sgd_frozen", "sgd_unseen", "orders")
 FORMS = ("none", "lower", "asr")
 
 
@@ -36,6 +38,8 @@ def gold_set(name: str, data: Path, sgd_dialogues: int, seed: int = 0) -> list:
     from veil.mask.gold import read_gold
     from veil.mask.neural import gold_sources as gs
 
+    if name == "orders":
+        return read_gold(REPO / "bench" / "data" / "orders_gold.jsonl", "switchboard_pii")
     if name == "sw_val":
         return read_gold(data / "switchboard_pii/val_gold.jsonl", "switchboard_pii")
     if name in ("sw_dev", "sw_frozen"):

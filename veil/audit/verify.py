@@ -239,7 +239,7 @@ def verify(original: str | Path, filled: str | Path, masked: str | Path | None =
     ``fields.group`` None: the group field the run recorded, if any."""
     from dataclasses import replace
 
-    from veil.io.formats import iter_batches, read_documents
+    from veil.io.formats import read_documents
     from veil.io.records import VEIL_FIELDS, read_filled, read_masked
     from veil.mask.align import original_values
 
@@ -271,11 +271,12 @@ def verify(original: str | Path, filled: str | Path, masked: str | Path | None =
         if engine is None:
             raise VeilError("without --masked, verify masks the original again: give the maskers")
         report.values_from = f"masking {Path(original).name} again with {engine_name or 'the given maskers'}"
-        for batch in iter_batches(docs, batch_size):
-            for d, spans in zip(batch, engine.detect(batch)):
-                pairs = [(s.label, d.text[s.start:s.end]) for s in spans if s.label not in skip]
-                values[d.id], skipped = removed(pairs, min_chars)
-                report.skipped_short += skipped
+        from veil.run.detect import iter_spans  # the detect stage on the one corpus loop
+
+        for d, spans in zip(docs, iter_spans(docs, engine, batch_size=batch_size, desc="verify: masking again")):
+            pairs = [(s.label, d.text[s.start:s.end]) for s in spans if s.label not in skip]
+            values[d.id], skipped = removed(pairs, min_chars)
+            report.skipped_short += skipped
     filled_docs = []
     for fd in read_filled(filled, filled_format, fields):
         if fd.id not in originals:
