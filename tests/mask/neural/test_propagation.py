@@ -32,11 +32,22 @@ def test_it_never_crosses_calls_and_leaves_records_without_a_group_alone():
     assert _found(texts, out) == [[("Hope Ashworth", "PERSON_NAME")], [], [], [("Hope", "PERSON_NAME")]]
 
 
-def test_only_person_names_travel_and_a_lower_case_common_word_alone_does_not():
-    texts = ["this is will", "i will call", "we met in Paris", "Paris is nice"]
-    spans = [[Span(8, 12, "PERSON_NAME", "t", 0.9)], [], [Span(10, 15, "LOCATION", "t", 0.9)], []]
-    assert _found(texts, propagate_group(texts, spans, ["a"] * 4, "t")) == \
-        [[("will", "PERSON_NAME")], [], [("Paris", "LOCATION")], []]
+def test_names_of_every_kind_travel_and_a_lower_case_common_word_alone_does_not():
+    texts = ["this is will", "i will call", "we met in Paris", "Paris is nice", "my old Ford Taurus", "the taurus ran",
+             "an amount", "four hundred"]
+    spans = [[Span(8, 12, "PERSON_NAME", "t", 0.9)], [], [Span(10, 15, "LOCATION", "t", 0.9)], [],
+             [Span(7, 18, "MISC", "t", 0.9)], [], [], [Span(0, 12, "MONEY", "t", 0.9)]]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 8, "t")) == \
+        [[("will", "PERSON_NAME")], [], [("Paris", "LOCATION")], [("Paris", "LOCATION")],
+         [("Ford Taurus", "MISC")], [("taurus", "MISC")], [], [("four hundred", "MONEY")]]
+
+
+def test_parts_and_spelled_acronyms_travel_as_written():
+    texts = ["we live in New Hampshire", "hampshire pigs", "a new car", "I worked at T I", "T I's stock", "t i"]
+    spans = [[Span(11, 24, "LOCATION", "t", 0.9)], [], [], [Span(12, 15, "ORGANIZATION_NAME", "t", 0.9)], [], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 6, "t")) == \
+        [[("New Hampshire", "LOCATION")], [("hampshire", "LOCATION")], [], [("T I", "ORGANIZATION_NAME")],
+         [("T I", "ORGANIZATION_NAME")], []]
 
 
 class _OneName(Masker):

@@ -1,12 +1,14 @@
-"""Detect and mask stage: a person's name found in one record of a group (a call's utterance) is masked in all.
+"""Detect and mask stage: a name found in one record of a group (a call's utterance) is masked in all.
 
 Within one text the tagger already masks every other occurrence of a name it found
 (``tagger.propagate_names``: a document's long names are found again elsewhere by their parts). With a group
 field the records of a group are one document (``veil.run.groups``): :func:`propagate_group` carries the
-person names found in any record of a group to every record of that group, and never to another group.
+names (of people, organisations, places, products) found in any record of a group to every record of that
+group, and never to another group: a call is one document for `veil verify` too, which reports a value masked
+in one utterance and left in another.
 
-What is carried: each person name as found, and each part of it of three letters or more ("Hope Ashworth":
-"Hope", "Ashworth"). A name or part that is one of the 5,000 commonest words ("hope", "will", "mark") is
+What is carried: each name as found, and each part of three letters or more ("Hope Ashworth": "Hope",
+"Ashworth"; "Ford Taurus": "Taurus"); an acronym said letter by letter ("T I", "G M") as written, in capitals. A name or part that is one of the 5,000 commonest words ("hope", "will", "mark") is
 matched only as written with its capital ("Hope", not "I hope so"); one that is not is matched in any case
 ("ashworth"). A lower-case common word alone ("this is will") is carried nowhere: in a lower-cased call the
 word and the name cannot be told apart.
@@ -20,7 +22,8 @@ from typing import Hashable, Sequence
 from veil.types import Span
 
 #: the labels carried across a group's records
-GROUP_LABELS = frozenset({"PERSON_NAME"})
+GROUP_LABELS = frozenset({"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "MISC"})
+_SPELLED = re.compile(r"[A-Z](?: [A-Z])+")
 _PART = re.compile(r"[^\W\d_][\w'’-]{2,}")
 
 
@@ -34,6 +37,9 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
     exact: dict[str, str] = {}
 
     def add(surface: str, label: str) -> None:
+        if _SPELLED.fullmatch(surface):
+            exact.setdefault(surface, label)  # "T I": the capitals as said, never "t i" in lower-case talk
+            return
         if sum(c.isalnum() for c in surface) < 3:
             return
         low = surface.lower()
@@ -63,7 +69,7 @@ def _pattern(keys: list[str], flags: int) -> re.Pattern[str] | None:
 
 def propagate_group(texts: Sequence[str], spans: Sequence[list[Span]], groups: Sequence[Hashable | None],
                     source: str) -> list[list[Span]]:
-    """``spans`` per text, with every occurrence in a record of a person name found in another record of its
+    """``spans`` per text, with every occurrence in a record of a name found in another record of its
     group (or elsewhere in its own) added where no span covers it. Records without a group, and groups of one
     record, are left as they are."""
     import bisect
