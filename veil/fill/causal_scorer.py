@@ -1,12 +1,8 @@
 """Fill stage: whole-word candidates for a gap, proposed and ranked by a causal LM (the ``llm`` filler's scorer).
 
-Speed (exact, not approximate): the left context is encoded once per marker and its key/value cache
-is shared by all of that marker's candidates; candidates of many markers are scored together in
-length-sorted batches; the LM head runs only at the positions whose probability is needed. The
-tokenisation of every full sentence is exactly the one a naive scorer uses (each sentence is
-tokenised whole and only its common prefix with the cached left context is reused), so the scores
-equal a naive scorer's up to float rounding (one forward per sequence, no cache: the reference in
-``bench/naive_llm.py``, which the tests and ``bench/bench_fill_llm_speed.py`` compare against).
+Exact, not approximate: each marker's left context is encoded once and its key/value cache shared by its
+candidates, batched by length, the LM head run only where a probability is needed; each sentence is tokenised
+whole, so scores equal a naive scorer's (``tests/fill/naive_llm.py``) up to float rounding.
 """
 
 from __future__ import annotations

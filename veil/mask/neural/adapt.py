@@ -361,7 +361,7 @@ def recalibrate(folder: Path, held: Sequence[GoldDocument], start: Mapping[str, 
     from veil.mask.dlp import DLPMasker
     from veil.mask.evaluate import evaluate_tab
     from veil.mask.neural.tagger import NeuralTaggerMasker, load_detector
-    from veil.mask.neural.train import CALIBRATED_TYPES, CALIBRATION_DIRECT_WEIGHT, CALIBRATION_GRID
+    from veil.mask.neural.train import CALIBRATION_DIRECT_WEIGHT, coordinate_ascent
     from veil.mask.placeholders import merge_spans
 
     load_detector.cache_clear()
@@ -383,17 +383,9 @@ def recalibrate(folder: Path, held: Sequence[GoldDocument], start: Mapping[str, 
         f1 = 2 * p * recall / (p + recall) if p + recall else 0.0
         return f1, p, recall, d["mention_recall"] if d["mention_recall"] is not None else 1.0
 
-    thresholds = {k: float(start.get(k, 0.5)) for k in tagger.thresholds}
-    best = first = measure(thresholds)
-    for _ in range(rounds):
-        for kind in CALIBRATED_TYPES:
-            if kind not in thresholds:
-                continue
-            for value in CALIBRATION_GRID:
-                trial = {**thresholds, kind: value}
-                score = measure(trial)
-                if score[0] > best[0] + MIN_GAIN and score[3] >= best[3]:
-                    best, thresholds = score, trial
+    # a threshold moves only where it gains F1 without losing a DIRECT mention
+    thresholds, best, first = coordinate_ascent(measure, {k: float(start.get(k, 0.5)) for k in tagger.thresholds},
+                                                rounds, lambda new, old: new[0] > old[0] + MIN_GAIN and new[3] >= old[3])
     log.info("recalibrated on %d held-out reviewed documents: precision %.3f -> %.3f, recall %.3f -> %.3f",
              len(held), first[1], best[1], first[2], best[2])
     return {"thresholds": thresholds, "documents": len(held),

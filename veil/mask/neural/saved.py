@@ -234,3 +234,14 @@ def load(path: Path | None = None) -> tuple[Any, dict[str, Any]]:
     model.eval()
     return model, meta
 
+
+def describe(folder: Path, meta: dict, precision: str) -> str:
+    """One line on which detector masks: its folder, and for an adapted one what it was adapted on."""
+    where = "shipped with veil" if folder.resolve() == PACKAGED_DIR.resolve() else f"in {folder}"
+    line = f"{where} ({precision})"
+    adapted = meta.get("adapted")
+    if adapted:
+        source = adapted.get("file") or {}
+        line += (f", adapted on {adapted.get('documents')} reviewed documents of {source.get('path', '?')} "
+                 f"(sha256 {str(source.get('sha256', '?'))[:12]}) from {adapted.get('base', {}).get('path', '?')}")
+    return line

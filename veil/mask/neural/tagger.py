@@ -104,22 +104,10 @@ def load_detector(path: str | None, precision: str, threads: int) -> tuple[Any, 
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise VeilError(f"the detector in {folder} cannot be loaded ({type(e).__name__}: {first[:200]}); "
                         f"train it again with `veil train-detector --out {folder}`") from None
+    from veil.mask.neural.saved import describe
+
     log.info("neural_tagger uses the detector %s", describe(folder, meta, precision))
     return loaded
-
-
-def describe(folder: Path, meta: dict, precision: str) -> str:
-    """One line on which detector masks: its folder, and for an adapted one what it was adapted on."""
-    from veil.mask.neural.saved import PACKAGED_DIR
-
-    where = "shipped with veil" if folder.resolve() == PACKAGED_DIR.resolve() else f"in {folder}"
-    line = f"{where} ({precision})"
-    adapted = meta.get("adapted")
-    if adapted:
-        source = adapted.get("file") or {}
-        line += (f", adapted on {adapted.get('documents')} reviewed documents of {source.get('path', '?')} "
-                 f"(sha256 {str(source.get('sha256', '?'))[:12]}) from {adapted.get('base', {}).get('path', '?')}")
-    return line
 
 
 def decode_words(text: str, offsets: Sequence[tuple[int, int]], by_type: Any, limit: Any,

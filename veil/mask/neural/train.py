@@ -332,6 +332,24 @@ CALIBRATION_BETA = 1.0
 CALIBRATION_DIRECT_WEIGHT = 5
 
 
+def coordinate_ascent(measure: Any, thresholds: dict[str, float], rounds: int,
+                      accept: Any = lambda new, best: new[0] > best[0] + 1e-9) -> tuple[dict[str, float], Any, Any]:
+    """Per-type thresholds by coordinate ascent over :data:`CALIBRATION_GRID` for the types of
+    :data:`CALIBRATED_TYPES`: ``measure(thresholds)`` scores a setting (its first item is maximised), ``accept``
+    says whether a trial beats the best so far. Returns (thresholds, their score, the starting score)."""
+    best = first = measure(thresholds)
+    for _ in range(rounds):
+        for kind in CALIBRATED_TYPES:
+            if kind not in thresholds:
+                continue
+            for value in CALIBRATION_GRID:
+                trial = {**thresholds, kind: value}
+                score = measure(trial)
+                if accept(score, best):
+                    best, thresholds = score, trial
+    return thresholds, best, first
+
+
 def calibration_set(data: Path) -> list:
     """The gold the thresholds are chosen on: the dev fold of the annotated Switchboard train conversations
     once the adjudicated annotations ship (``gold_sources.GOLD_FILE``), else every hand-annotated calibration
@@ -381,18 +399,8 @@ def calibrate(folder: Path, data: Path, forms: Sequence[str] = ("none", "asr"), 
         b2 = CALIBRATION_BETA ** 2
         return ((1 + b2) * p * recall / (b2 * p + recall) if p + recall else 0.0), p, recall
 
-    thresholds = {t: 0.5 for t in tagger.thresholds}  # from the untuned tagger, whatever the folder's meta says
-    best = measure(thresholds)
-    start = best
-    for _ in range(rounds):
-        for kind in CALIBRATED_TYPES:
-            if kind not in thresholds:
-                continue
-            for value in CALIBRATION_GRID:
-                trial = {**thresholds, kind: value}
-                score = measure(trial)
-                if score[0] > best[0] + 1e-9:
-                    best, thresholds = score, trial
+    # from the untuned tagger, whatever the folder's meta says
+    thresholds, best, start = coordinate_ascent(measure, {t: 0.5 for t in tagger.thresholds}, rounds)
     log.info("calibrated thresholds %s: precision %.3f -> %.3f, recall %.3f -> %.3f", thresholds, start[1], best[1],
              start[2], best[2])
     return {"thresholds": thresholds, "forms": list(forms), "utterances": len(gold),
