@@ -63,21 +63,9 @@ def scores(golds: list, form: str, engine: Any) -> dict[str, Any]:
     for i in range(0, len(docs), 64):
         spans.extend(engine.detect(docs[i:i + 64]))
     r = evaluate(g, spans, "switchboard_pii")
-    masked = sum(sum(min(e, len(d.text)) - s for s, e in _merged(sp)) for d, sp in zip(docs, spans))
     return {"precision": r["precision"], "DIRECT": r["DIRECT"]["mention_recall"], "DIRECT_n": r["DIRECT"]["mentions"],
             "QUASI": r["QUASI"]["mention_recall"], "QUASI_n": r["QUASI"]["mentions"],
-            "type_accuracy": r.get("type_accuracy"), "utterances": len(docs),
-            "masked_chars": masked}
-
-
-def _merged(spans: list) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for s in sorted(spans, key=lambda x: (x.start, x.end)):
-        if out and s.start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], s.end))
-        else:
-            out.append((s.start, s.end))
-    return out
+            "type_accuracy": r.get("type_accuracy"), "utterances": len(docs)}
 
 
 def f3(x: float | None) -> str:

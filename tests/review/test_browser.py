@@ -6,6 +6,7 @@ the mouse and tags it (d), rejects a false-positive mask (click, x), marks the d
 reloads the page, sees both decisions again, and the gold export holds both.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -43,16 +44,28 @@ def browser():
         b.close()
 
 
-def test_tag_a_missed_name_reject_a_false_positive_reload_export(corpus, browser, tmp_path, capsys):
+@contextlib.contextmanager
+def _review_page(browser, masked, original):
+    """MASKED's review page, served on a free port and open in the browser: (page, url); no page error may
+    occur, and the server is stopped at the end."""
     from test_review_cli import start_server
 
-    original, masked = corpus
     server, url = start_server([str(masked), "--original", str(original), "--port", "0"])
-    errors = []
+    errors: list[str] = []
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 720})
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(url)
+        yield page, url
+        assert not errors, errors
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=30)
+
+
+def test_tag_a_missed_name_reject_a_false_positive_reload_export(corpus, browser, tmp_path, capsys):
+    original, masked = corpus
+    with _review_page(browser, masked, original) as (page, url):
         page.wait_for_selector("#masked .ph")
         assert page.inner_text("#doc-title").startswith("d1")
         assert "Dunder Mifflin" in page.inner_text("#original")
@@ -91,10 +104,6 @@ def test_tag_a_missed_name_reject_a_false_positive_reload_export(corpus, browser
         assert page.inner_text("#masked .missed") == "Green"
         assert page.locator("#masked .ph.rejected").count() == 1
         assert page.inner_text("#doc-status") == "✓ done"
-        assert not errors, errors
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.communicate(timeout=30)
     gold = tmp_path / "gold.jsonl"
     assert main(["review", str(masked), "--export", "gold", "-o", str(gold)]) == 0
     rec = json.loads(gold.read_text().splitlines()[0])
@@ -105,20 +114,13 @@ def test_tag_a_missed_name_reject_a_false_positive_reload_export(corpus, browser
 
 def test_a_call_on_one_page(browser, tmp_path):
     """--group-field: every utterance of a call on one page; a tag goes to its utterance; Enter marks the call done."""
-    from test_review_cli import start_server
-
     original = tmp_path / "calls.jsonl"
     rows = [("a1", "A", "Hi, this is Rachel Green."), ("a2", "A", "I live on Elm Street, Scranton."),
             ("b1", "B", "Nothing personal here.")]
     original.write_text("".join(json.dumps({"id": i, "call": c, "text": t}) + "\n" for i, c, t in rows))
     masked = tmp_path / "masked.jsonl"
     assert main(["mask", str(original), "-o", str(masked), "--masker", "dlp", "--group-field", "call", "-q"]) == 0
-    server, url = start_server([str(masked), "--original", str(original), "--port", "0"])
-    errors = []
-    try:
-        page = browser.new_page(viewport={"width": 1400, "height": 720})
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(url)
+    with _review_page(browser, masked, original) as (page, url):
         page.wait_for_selector("#masked .utt")
         assert page.inner_text("#doc-title").startswith("A") and "2 utterances" in page.inner_text("#doc-title")
         assert page.locator("#masked .utt").count() == 2 and page.locator("#original .utt").count() == 2
@@ -138,9 +140,5 @@ def test_a_call_on_one_page(browser, tmp_path):
         page.keyboard.press("Enter")  # the whole call done: the next call opens
         page.wait_for_function("() => document.querySelector('#doc-title').textContent.startsWith('B')")
         assert "1 / 2 calls done" in page.inner_text("#progress-text")
-        assert not errors, errors
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.communicate(timeout=30)
     lines = [json.loads(x) for x in masked.with_name(masked.name + ".review.jsonl").read_text().splitlines()[1:]]
     assert [(d["doc"], d["action"]) for d in lines] == [("a2", "missed"), ("a1", "done"), ("a2", "done")]

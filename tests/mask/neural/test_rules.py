@@ -11,7 +11,8 @@ from veil.types import Span
 
 
 def _spans(text, marked):
-    """``[("surface", TYPE), ...]`` -> spans at the first occurrence of each surface after the previous one."""
+    """``[("surface", TYPE), ...]`` -> spans at the first occurrence of each surface after the previous one
+    (a surface given twice in a row is the same place twice: two pieces of one word)."""
     out, pos = [], 0
     for surface, kind in marked:
         i = text.find(surface, pos)

@@ -4,21 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from test_rules import _spans  # (surface, TYPE) pairs -> spans: one helper for both tables
+
 from veil.mask.neural.hygiene import tidy
 from veil.types import Span
-
-
-def _spans(text, marked):
-    """``[("surface", TYPE), ...]`` -> spans at the first occurrence of each surface after the previous one
-    (a surface given twice in a row is the same place twice: two pieces of one word)."""
-    out, pos = [], 0
-    for surface, kind in marked:
-        i = text.find(surface, pos)
-        if i < 0:
-            i = text.rindex(surface, 0, pos + len(surface))
-        out.append(Span(i, i + len(surface), kind, "neural_tagger", 0.9))
-        pos = i + 1
-    return out
 
 
 CASES = [
