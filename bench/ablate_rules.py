@@ -10,14 +10,16 @@ gives, per fold and text form, what the rule adds to precision, DIRECT and QUASI
 accuracy (default minus without it: positive means the rule helps). Scored by ``veil.mask.evaluate``, the
 code ``veil eval-detect --format switchboard_pii`` runs, on the engine it builds.
 
-Folds:
+Folds (``bench/eval_folds.py`` reads them; ``veil.mask.neural.gold_sources`` defines them):
 
-- ``dev``: ``switchboard_pii/val_gold.jsonl``, the shared dev calls the rules were written on;
-- ``unseen``: the 18 hand-annotated Switchboard train conversations (``veil/data/detector``; text from the
-  Switchboard folder): no rule was written on them;
-- ``sgd``: the first ``--sgd-dialogues`` service dialogues of ``sgd/dev.jsonl.gz``, slots mapped to
-  switchboard_pii types by ``slot_classes.json`` (a slot mapped to null is no personal value; read here
-  until ``veil eval-detect`` reads the format).
+- ``sw_val``: ``switchboard_pii/val_gold.jsonl``, the shared dev calls the rules were written on;
+- ``sw_dev``: the dev fold of the 160 double-annotated Switchboard train conversations: no rule was written
+  on it and the shipped detector's thresholds were not chosen on it;
+- ``sgd_dev`` / ``sgd_unseen``: ``--sgd-dialogues`` service dialogues of the trained families' dev fold / of
+  the families never trained on; ``orders``: the ordering dialogues of ``bench/data``;
+- ``unseen``: the 18 Switchboard conversations the shipped detector's thresholds were calibrated on.
+
+The frozen folds are not offered: a rule is kept or removed on what this table says, so it must not see them.
 
 The model runs once per text (its scores and the dlp spans are cached): only the rules run again per row.
 """
@@ -26,62 +28,27 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import gzip
-import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, ROOT / "bench"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 METRICS = ("precision", "DIRECT", "QUASI", "type_accuracy")
 
 
-def read_sgd(data: Path, dialogues: int) -> list:
-    """The first ``dialogues`` dialogues of sgd's dev split as switchboard_pii gold documents."""
-    from veil.mask.gold import GoldDocument, GoldSpan
-    from veil.textutil import normalise_surface
-    from veil.types import Document
-
-    classes = json.loads((data / "sgd" / "slot_classes.json").read_text(encoding="utf-8"))
-    out: list = []
-    seen: list[str] = []
-    with gzip.open(data / "sgd" / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
-        for line in f:
-            rec = json.loads(line)
-            if rec["dialogue"] not in seen:
-                if len(seen) == dialogues:
-                    break
-                seen.append(rec["dialogue"])
-            text = rec["text"]
-            spans = []
-            for sl in rec.get("slots", []):
-                mapped = classes.get(sl["slot"])
-                if not mapped:
-                    continue
-                kind, cls = mapped
-                surface = normalise_surface(text[sl["start"]:sl["end"]])
-                spans.append(GoldSpan(sl["start"], sl["end"], kind, cls, f"{rec['dialogue']}:{kind}:{surface}"))
-            out.append(GoldDocument(Document(id=rec["id"], text=text, group=rec["dialogue"]),
-                                    sorted(spans, key=lambda s: s.start)))
-    return out
-
-
 def folds(data: Path, names: list[str], sgd_dialogues: int) -> dict[str, list]:
-    from veil.mask.gold import read_gold
+    """The named gold sets, read as ``bench/eval_folds.py`` reads them (``unseen``: the 18 calibration calls)."""
+    from eval_folds import gold_set
+
     from veil.mask.neural.frames import calibration_gold
 
-    out: dict[str, list] = {}
-    if "dev" in names:
-        out["dev"] = read_gold(data / "switchboard_pii" / "val_gold.jsonl", "switchboard_pii")
-    if "unseen" in names:
-        out["unseen"] = calibration_gold(data)
-    if "sgd" in names:
-        out["sgd"] = read_sgd(data, sgd_dialogues)
-    return out
+    return {name: calibration_gold(data) if name == "unseen" else gold_set(name, data, sgd_dialogues)
+            for name in names}
 
 
 def cached_engine() -> tuple[Any, Any]:
@@ -126,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     p.add_argument("--forms", nargs="+", default=["none", "lower", "asr"])
-    p.add_argument("--folds", nargs="+", default=["dev", "unseen", "sgd"], choices=["dev", "unseen", "sgd"])
+    p.add_argument("--folds", nargs="+", default=["sw_val", "sw_dev", "sgd_dev"],
+                   choices=["sw_val", "sw_dev", "sgd_dev", "sgd_unseen", "orders", "unseen"])
     p.add_argument("--sgd-dialogues", type=int, default=60)
     p.add_argument("--md", type=Path, default=None, help="also write the table to this Markdown file")
     args = p.parse_args(argv)

@@ -19,7 +19,8 @@ annotated by switchboard_pii's GUIDELINES.md: customers' names DIRECT, menu word
 names OPTIONAL) and ``sgd:FAMILY`` (the SGD dev dialogues of one service family, slots typed by
 ``slot_classes.json``; the shipped detector never trained on SGD). A document is an utterance (a turn).
 
-``pick`` is a parameter (:func:`run`): the local ``_pick.pick_documents`` by default.
+The documents are picked by ``veil.review.pick.pick_documents`` (what ``veil review --sample N --pick`` runs), the
+uncertain pick with its default scorer, the shipped tagger; ``pick`` (:func:`run`) replaces it in tests.
 """
 
 from __future__ import annotations
@@ -118,17 +119,16 @@ def review_lists(reviewed: list[GoldDocument], base_spans: list) -> tuple[list[s
 
 def run(args: argparse.Namespace, pick: Callable[..., list[int]] | None = None) -> dict[str, Any]:
     from veil.mask.neural.adapt import AdaptConfig, adapt
-    from veil.mask.neural.tagger import NeuralTaggerMasker
+    from veil.review.pick import TaggerScorer, pick_documents
 
-    if pick is None:
-        from _pick import pick_documents as pick
+    pick = pick or pick_documents
     data = Path(args.data)
     out: dict[str, Any] = {"domains": {}, "base_sets": {}}
     base_golds = {name: base_set(name, data) for name in args.base_sets}
     for name, (golds, fmt) in base_golds.items():
         out["base_sets"][name] = {"base": scores(golds, engine(None, args.threads).detect([g.doc for g in golds]), fmt)}
         print(name, "base", out["base_sets"][name]["base"], flush=True)
-    scorer = NeuralTaggerMasker(threads=args.threads)
+    scorer = TaggerScorer(threads=args.threads)
     for dname in args.domains:
         docs = domain(dname, data)
         base_spans = engine(None, args.threads).detect([g.doc for g in docs])
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace, pick: Callable[..., list[int]] | None = None) 
         print(dname, len(docs), "documents; base", res["base"], flush=True)
         for how in args.picks:
             for n in args.sizes:
-                chosen = pick([g.doc for g in docs], n, how, args.seed, scorer)
+                chosen = pick([g.doc.text for g in docs], n, how, args.seed, scorer)
                 picked = set(chosen)
                 reviewed = [docs[i] for i in chosen]
                 rest = [g for i, g in enumerate(docs) if i not in picked]

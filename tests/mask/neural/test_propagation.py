@@ -5,6 +5,7 @@ from __future__ import annotations
 from veil.mask.base import Masker
 from veil.mask.engine import MaskingEngine
 from veil.mask.neural.propagation import propagate_group
+from veil.mask.placeholders import merge_spans
 from veil.types import Document, Span
 
 
@@ -71,3 +72,33 @@ def test_the_engine_carries_names_over_a_documents_group():
     assert [[d.text[s.start:s.end] for s in sp] for d, sp in zip(docs, found)] == [["Hope Ashworth"], ["Hope"], []]
     ungrouped = [Document(id=d.id, text=d.text) for d in docs]
     assert [len(sp) for sp in MaskingEngine([_OneName()]).detect(ungrouped)] == [1, 0, 0]
+
+
+def test_a_name_only_partly_masked_where_it_is_said_again_is_masked_whole():
+    texts = ["home cooked Tex-Mex", "real Tex-Mex Mexican", "a used Dodge Aries", "this Dodge Aries is"]
+    spans = [[Span(12, 19, "ORGANIZATION_NAME", "t", 0.9)], [Span(9, 20, "ORGANIZATION_NAME", "t", 0.9)],
+             [Span(7, 18, "MISC", "t", 0.9)], [Span(11, 16, "PERSON_NAME", "t", 0.9)]]
+    out = propagate_group(texts, spans, ["a"] * 4, "t")
+    found = [merge_spans(sp) for sp in out]
+    assert _found(texts, found) == [[("Tex-Mex", "ORGANIZATION_NAME")], [("Tex-Mex Mexican", "ORGANIZATION_NAME")],
+                                    [("Dodge Aries", "MISC")], [("Dodge Aries", "MISC")]]
+
+
+def test_a_persons_group_travels_whole_never_by_its_parts():
+    texts = ["the American people", "no American could", "a disabled person", "disabled access", "I'm disabled person"]
+    spans = [[Span(4, 12, "DEMOGRAPHIC", "dlp", 0.9)], [], [Span(2, 17, "DEMOGRAPHIC", "dlp", 0.9)], [], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 5, "dlp")) == \
+        [[("American", "DEMOGRAPHIC")], [("American", "DEMOGRAPHIC")], [("disabled person", "DEMOGRAPHIC")], [],
+         [("disabled person", "DEMOGRAPHIC")]]
+
+
+def test_the_dlp_masker_carries_what_it_found_over_a_call():
+    from veil.mask.dlp import DLPMasker
+
+    docs = [Document(id="1", text="I have confidence in the American people.", group="c"),
+            Document(id="2", text="I think no American could stand for it.", group="c"),
+            Document(id="3", text="I think no American could stand for it.", group="d")]
+    plain = MaskingEngine([DLPMasker()]).detect([Document(id=d.id, text=d.text) for d in docs])
+    assert [len(sp) for sp in plain] == [1, 0, 0]
+    found = MaskingEngine([DLPMasker()]).detect(docs)
+    assert [[d.text[s.start:s.end] for s in sp] for d, sp in zip(docs, found)] == [["American"], ["American"], []]

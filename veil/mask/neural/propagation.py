@@ -7,11 +7,14 @@ names (of people, organisations, places, products) found in any record of a grou
 group, and never to another group: a call is one document for `veil verify` too, which reports a value masked
 in one utterance and left in another.
 
-What is carried: each name as found, and each part of three letters or more ("Hope Ashworth": "Hope",
+What is carried: each name as found (a person's condition or group, ``DEMOGRAPHIC``: "American",
+"Hispanic", as found and never by its parts), and each part of three letters or more ("Hope Ashworth": "Hope",
 "Ashworth"; "Ford Taurus": "Taurus"); an acronym said letter by letter ("T I", "G M") as written, in capitals. A name or part that is one of the 5,000 commonest words ("hope", "will", "mark") is
 matched only as written with its capital ("Hope", not "I hope so"); one that is not is matched in any case
 ("ashworth"). A lower-case common word alone ("this is will") is carried nowhere: in a lower-cased call the
-word and the name cannot be told apart.
+word and the name cannot be told apart. A carried name that only part of a span covers where it is said again
+("Tex-Mex" where the tagger read "Mex Mexican", "Dodge Aries" where it read "Aries") is masked whole: the
+spans overlap and the engine unites them.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from typing import Hashable, Sequence
 from veil.types import Span
 
 #: the labels carried across a group's records
-GROUP_LABELS = frozenset({"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "MISC"})
+GROUP_LABELS = frozenset({"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "MISC", "DEMOGRAPHIC"})
+#: the labels carried only as the whole surface, never by a part ("disabled" of "disabled person" is a word)
+WHOLE_LABELS = frozenset({"DEMOGRAPHIC"})
 _SPELLED = re.compile(r"[A-Z](?: [A-Z])+")
 _PART = re.compile(r"[^\W\d_][\w'’-]{2,}")
 
@@ -54,6 +59,8 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
                 continue
             surface = texts[i][sp.start:sp.end]
             add(surface, sp.label)
+            if sp.label in WHOLE_LABELS:
+                continue
             for m in _PART.finditer(surface):
                 if m.end() - m.start() < len(surface):
                     add(m.group(), sp.label)
@@ -96,9 +103,9 @@ def propagate_group(texts: Sequence[str], spans: Sequence[list[Span]], groups: S
                 starts = [s for s, _ in have]
                 reach = list(itertools.accumulate((e for _, e in have), max))  # the furthest end of the first k
                 for m in pattern.finditer(text):
-                    k = bisect.bisect_left(starts, m.end())
-                    if k > 0 and reach[k - 1] > m.start():
-                        continue  # covered already
+                    k = bisect.bisect_right(starts, m.start())  # the spans starting at or before the match
+                    if k > 0 and reach[k - 1] >= m.end():
+                        continue  # one span holds it already
                     label = table.get(m.group().lower() if low else m.group())
                     if label is not None:
                         added.append(Span(m.start(), m.end(), label, source, 1.0))
