@@ -28,19 +28,10 @@ TABLE = [
     ("trim_edges", "Thanks Maria. Bye.", [("Thanks Maria.", "PER")], [("Maria", "PER")]),
     ("trim_edges", "My zip is 94110, ok", [("zip is 94110,", "ADDR")], [("94110", "ADDR")]),
     ("trim_edges", "send it to 22 Elm Dr. please", [("22 Elm Dr.", "ADDR")], [("22 Elm Dr.", "ADDR")]),
-    ("cut_fragments", "she was ha- Hannah", [("ha- Hannah", "PER")], [("Hannah", "PER")]),
-    ("cut_fragments", "it was ause German", [("ause German", "MISC")], [("German", "MISC")]),
-    ("cut_fragments", "it was ause German", [("ause German", "MISC")], [("ause German", "MISC")], True),
-    ("adverb_after", "i met a john smith once again", [("john smith once again", "PER")], [("john smith", "PER")]),
-    ("adverb_after", "we saw Will Now", [("Will", "PER")], [("Will", "PER")]),
-    ("whole_duration", "that was a year or two ago", [("two ago", "DATE")], [("a year or two ago", "DATE")]),
-    ("whole_duration", "an hour and a half ago", [("half ago", "DATE")], []),
-    ("whole_duration", "back in nineteen ninety", [("nineteen ninety", "DATE")], [("nineteen ninety", "DATE")]),
     ("spelled_acronym", "he works at G T E now", [("T", "ORG")], [("G T E", "ORG")]),
     ("spelled_acronym", "we got a V C R", [("V", "ORG")], [("V C R", "ORG")]),
     ("not_name_acronym", "we got a V C R", [("V C R", "ORG")], []),
     ("not_name_acronym", "he works at G T E", [("G T E", "ORG")], [("G T E", "ORG")]),
-    ("place_acronym", "we lived in D C then", [("D C", "PER")], [("D C", "LOC")]),
     ("initials_org", "i watch C N N", [("C N N", "PER")], [("C N N", "ORG")]),
     ("initials_org", "it is spelled C N N", [("C N N", "PER")], [("C N N", "PER")]),
     ("valid_type", "meet me at noon", [("at", "EMAIL")], []),
@@ -77,9 +68,6 @@ TABLE = [
     ("breed", "we have a Golden Retriever", [("Golden Retriever", "PER")], []),
     ("breed", "our dog is part Collie", [("Collie", "PER")], []),
     ("breed", "Mr. Shepherd called", [("Shepherd", "PER")], [("Shepherd", "PER")]),
-    ("thing_not_person", "look at the snoot", [("snoot", "PER")], []),
-    ("thing_not_person", "we saw a john smith", [("john smith", "PER")], [("john smith", "PER")]),
-    ("thing_not_person", "a yefimov concert", [("yefimov", "PER")], [("yefimov", "PER")]),
     ("everyday_word", "i ate watermelon", [("watermelon", "PER")], []),
     ("everyday_word", "at Texas Tech", [("Texas", "ORG"), ("Tech", "ORG")], [("Texas", "ORG"), ("Tech", "ORG")]),
     ("everyday_word", "raised in the south", [("south", "LOC")], [("south", "LOC")]),
@@ -116,12 +104,11 @@ def test_every_rule_has_a_row_it_changes():
 def test_the_switch_chooses_rules_in_registry_order():
     names = list(REGISTRY)
     defaults = [n for n in names if REGISTRY[n].default]
-    assert "thing_not_person" in names and "thing_not_person" not in defaults  # measured not to pay
     assert [r.name for r in select("default")] == defaults == [r.name for r in select(None)]
     assert [r.name for r in select("all")] == names
     assert select("none") == ()
     assert [r.name for r in select("-breed,-everyday_word")] == [n for n in defaults if n not in ("breed", "everyday_word")]
-    assert [r.name for r in select(["breed", "trim_edges", "thing_not_person"])] == ["trim_edges", "breed", "thing_not_person"]
+    assert [r.name for r in select(["everyday_word", "breed", "trim_edges"])] == ["trim_edges", "breed", "everyday_word"]
     with pytest.raises(VeilError, match="unknown rule.*brede.*trim_edges"):
         select("-brede")
     with pytest.raises(VeilError, match="not both"):

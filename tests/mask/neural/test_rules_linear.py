@@ -25,12 +25,8 @@ MAX_GROWTH = 4.0
 # or "both" for a span over all of it and one on each word; written?)
 ADVERSARIAL = {
     "trim_edges": ("the ", "PER", "whole"),
-    "cut_fragments": ("ha- ", "PER", "whole"),
-    "adverb_after": ("once ", "PER", "whole"),
-    "whole_duration": ("a year and ", "DATE", r"year"),
     "spelled_acronym": ("a b c d e f g h i j k l m n o p q r s t u v w x y z ", "PER", r"\w"),
     "not_name_acronym": ("T V ", "ORG", r"\w"),
-    "place_acronym": ("D C ", "PER", r"\w"),
     "initials_org": ("C N N ", "PER", r"\w"),
     "valid_type": ("as far as ", "PER", r"\w+"),
     "topic_nationality": ("American ", "MISC", r"\w+"),
@@ -47,7 +43,6 @@ ADVERSARIAL = {
     "one_name": ("san francisco ", "ORG", r"\w+"),
     "kind_word_alone": ("the Union ", "ORG", r"Union"),
     "breed": ("part Golden Retriever ", "PER", "both"),
-    "thing_not_person": ("a lily ", "PER", r"lily"),
     "everyday_word": ("watermelon ", "PER", r"\w+"),
     "naming_context": ("hi dawn how are you ", "PER", "whole"),
     "acronym_institution": ("N C State ", "ORG", r"N C"),
@@ -103,7 +98,7 @@ def test_each_rule_is_linear(name):
     assert growth < MAX_GROWTH, f"{name}: {', '.join(f'{c * 1e6:.2f}' for c in costs)} µs per character"
 
 
-@pytest.mark.parametrize("case", ["spelled_acronym", "trim_edges", "whole_duration", "breed", "naming_context"])
+@pytest.mark.parametrize("case", ["spelled_acronym", "trim_edges", "breed", "naming_context"])
 def test_tidy_as_a_whole_is_linear(case):
     unit, label, target, *_ = ADVERSARIAL[case]
 

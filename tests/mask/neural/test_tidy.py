@@ -65,19 +65,12 @@ CASES = [
     ("we moved here last year", [("last year", "DATE")], [("last year", "DATE")]),
     ("she's a three year old", [("a three year old", "AGE")], [("three year old", "AGE")]),
     # a duration and "ago" is one date or none ("a year or [two ago]" left "a year or" to read)
-    ("There was a cartoon about a year or two ago", [("two ago", "DATE")], [("a year or two ago", "DATE")]),
-    ("I went back to work about a year and a half ago", [("half ago", "DATE")], [("a year and a half ago", "DATE")]),
-    ("we met a couple of weeks ago", [("weeks", "DATE")], [("a couple of weeks ago", "DATE")]),
-    ("I moved in, and a year ago she did", [("year ago", "DATE")], [("a year ago", "DATE")]),
-    ("he decided, I'd say, an hour and a half ago", [("ago", "DATE")], []),  # no date of anyone's life
-    ("that was long ago", [("ago", "DATE")], []),
     # a name has a word that is a name, an initial or no very common word
     ("But as far as,", [("far as", "PER")], []),
     ("my son will smith the metal", [("smith", "PER")], [("smith", "PER")]),
     # letters said one by one: two or three are a company or a place; more may spell a name
     ("I heard it on C N N", [("C N N", "PER")], [("C N N", "ORG")]),
     ("i was with t i in el salvador", [("t i", "PER")], [("t i", "ORG")]),
-    ("I listen to D C area radio", [("D C", "ORG")], [("D C", "LOC")]),
     ("it's spelled s m i t h", [("s m i t h", "PER")], [("s m i t h", "PER")]),
     ("it's spelled K I M", [("spelled K I M", "PER")], [("K I M", "PER")]),
     ("Mr. J R said so", [("J R", "PER")], [("J R", "PER")]),
@@ -97,12 +90,9 @@ CASES = [
      [("san francisco giants", "ORG")]),
     ("we saw the billy crystal movie", [("billy", "ORG"), ("crystal", "PER")], [("billy crystal", "PER")]),
     # a lower-case word read as a person after an article is a thing, unless it is on the name lists
-    ("gave fred a poke in the snoot", [("fred", "PER"), ("snoot", "PER")], [("fred", "PER")]),
-    ("i have probably done some hyacinths", [("hyacinths", "PER")], []),
     ("and i was scared to drive the rig", [("rig", "PER")], []),
     ("she stated that trifonov was the genius", [("trifonov", "PER")], [("trifonov", "PER")]),  # "that" joins
     ("the daddarios are so beautiful", [("daddarios", "PER")], [("daddarios", "PER")]),
-    ("i met a john smith once", [("john smith once", "PER")], [("john smith", "PER")]),  # no name ends in an adverb
     ("we visited the johnsons", [("johnsons", "PER")], [("johnsons", "PER")]),
     ("have you been to a yefimov concert", [("yefimov", "PER")], [("yefimov", "PER")]),  # a noun after it
     ("it was the Smiths", [("Smiths", "PER")], [("Smiths", "PER")]),
@@ -129,7 +119,7 @@ CASES = [
 
 @pytest.mark.parametrize("text,found,expected", CASES)
 def test_tidy(text, found, expected):
-    # every rule, those off by default too (``thing_not_person``: "the [snoot]")
+    # every rule, those off by default too
     got = [(text[s.start:s.end], s.label) for s in tidy(text, _spans(text, found), rules="all")]
     assert got == expected
 
@@ -238,23 +228,6 @@ def test_propagate_names(text, found, expected):
     out = propagate_names(text, _spans(text, found), "neural_tagger")
     assert sorted((text[s.start:s.end], s.label, s.start) for s in out) == \
         sorted((text[s.start:s.end], s.label, s.start) for s in _spans(text, expected))
-
-
-def test_tidy_word_fragments_in_conversation():
-    # a transcript writes a word said in part without its start: no name, in conversation
-    for text, frag in (("ery faint oh", "ery"), ("alking to someone in background", "alking"),
-                       ("and ause we had a fifty three", "ause")):
-        assert tidy(text, _spans(text, [(frag, "PER")])) == []
-    # a word broken off ("ha-") is no name either, and cut words at a span's ends leave the rest
-    assert tidy("I guess ha-,", _spans("I guess ha-,", [("ha-", "PER")])) == []
-    text = "he works with ause Gutierrez now"
-    assert [text[s.start:s.end] for s in tidy(text, _spans(text, [("ause Gutierrez", "PER")]))] == ["Gutierrez"]
-    # inside a lower-case name a word that looks cut may be a name of its own
-    for text, name in (("stephan m urner 4844", "stephan m urner"), ("not by elle sandström", "elle sandström")):
-        assert [text[s.start:s.end] for s in tidy(text, _spans(text, [(name, "PER")]))] == [name]
-    # a rare word or name of its own stays ("fossamerlo"), so does a place ("oman")
-    for text, name in (("because fossamerlo isn't that close", "fossamerlo"), ("we flew to oman", "oman")):
-        assert [text[s.start:s.end] for s in tidy(text, _spans(text, [(name, "LOC")]))] == [name]
 
 
 @pytest.mark.parametrize("text, found, expected", [

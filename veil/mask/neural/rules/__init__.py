@@ -2,7 +2,7 @@
 
 :func:`tidy` runs the registered rules (:data:`REGISTRY`, in order) on the tagger's spans before they become
 placeholders; ``rules`` (``NeuralTaggerMasker(rules=...)``, ``--set neural_tagger.rules=...``) chooses them:
-``default``, ``none``, ``-breed,-thing_not_person`` (all but those) or a list of names. :func:`describe` lists
+``default``, ``none``, ``-breed,-everyday_word`` (all but those) or a list of names. :func:`describe` lists
 them, one line each.
 """
 

@@ -195,37 +195,6 @@ def breed(ctx: Context, spans: list[Span], i: int) -> bool:
     return False
 
 
-_DETERMINER_BEFORE = re.compile(r"(?<![\w'’-])(a|an|the|some|any)\s+$")
-_WORD_AFTER = re.compile(r"[\s,.;:!?]*([a-z'’]+)?")
-
-
-@rule("drop", default=False)
-def thing_not_person(ctx: Context, spans: list[Span], i: int) -> bool:
-    """In conversation a lower-case word read as a person right after "a", "an", "the", "some" or "any" ("the
-    snoot", "have some creosote", "a sonogram"), followed by nothing or a function word, is a thing; a word of it
-    on the name lists ("a john smith"), a noun after it ("a yefimov concert") or a plural after "the" ("the
-    daddarios") keeps it masked. ("that" is a conjunction as often: "stated that trifonov was".)
-
-    Off by default: switched off, precision rose by 0.001 on the calls it was written on (lower and asr forms)
-    and did not move on the 18 conversations it was not (bench/ablate_rules.py, 2026-11-28); a span it drops
-    may be a name."""
-    sp, text = spans[i], ctx.text
-    surface = text[sp.start:sp.end]
-    if sp.label != "PER" or ctx.written or not surface.islower():
-        return False
-    m = _DETERMINER_BEFORE.search(text, max(0, sp.start - 40), sp.start)
-    if m is None:
-        return False
-    names = person_name_words()
-    parts = [w[:-2] if w.endswith(("'s", "’s")) else w for w in surface.split()]
-    if any(w in names or (w.endswith("s") and w[:-1] in names) for w in parts):
-        return False  # a name on the lists stays masked ("a john smith", "the johnsons"): privacy first
-    nxt = _WORD_AFTER.match(text, sp.end)
-    if nxt is not None and nxt.group(1) is not None and nxt.group(1) not in EDGE_ALL:
-        return False  # "a yefimov concert": a name said of a thing, the thing after it
-    return not (m.group(1) == "the" and parts[-1].endswith("s"))  # "the daddarios": a family, maybe
-
-
 def _capitalised_name(text: str, sp: Span) -> bool:
     """A person's name written with a capital inside a sentence ("said Gladys", "Roxanne is"): an everyday word
     that is a first name ("Rose", "Gladys") keeps it; after a full stop it is a sentence's start, so no."""

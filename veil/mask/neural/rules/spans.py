@@ -1,7 +1,7 @@
 """Detect and mask stage: the span rules of a span's ends and type (one span at a time, in text order).
 
-A span holds the value and nothing else: no greeting, filler, context word or punctuation at its ends, no word
-speech cut short, no adverb after a name; a spelled acronym is whole; a span that cannot be its type goes.
+A span holds the value and nothing else: no greeting, filler, context word or punctuation at its ends; a spelled
+acronym is whole; a span that cannot be its type goes.
 """
 
 from __future__ import annotations
@@ -9,28 +9,20 @@ from __future__ import annotations
 import re
 
 from veil.mask.neural.rules.base import Context, rule, span
-from veil.mask.neural.rules.lexical import (DIGIT_WORDS, EDGE_ALL, EDGE_WORDS, NAME_LABELS, NUMBERS, TITLE_BEFORE,
-                                            proper_words)
+from veil.mask.neural.rules.lexical import (DIGIT_WORDS, EDGE_ALL, EDGE_WORDS, NUMBERS, TITLE_BEFORE)
 from veil.mask.wordlists import COMMON_10K, VERY_COMMON_1K, common, words
 from veil.types import Span
 
 _EDGE_TOKEN = re.compile(r"[\w\u0300-\u036f'’-]+\.?|[^\w\s\u0300-\u036f]")
 _ABBREVIATIONS = words("abbreviations")
-_ADVERBS_AFTER = words("adverbs_after_name")
 _STREET_WORDS = words("street_words")
 _DATE_CUES = words("date_cues")
 _NOT_NAME_ACRONYMS = words("not_name_acronyms")
-_PLACE_ACRONYMS = words("place_acronyms")
 _COUNTED_UNITS = words("counted_units")
 _CURRENCY_WORDS = words("currency_words")
-#: the words of a time said as a duration before "ago" ("a year and a half", "a year or two", "a couple of weeks")
-_DURATION_WORDS = frozenset(NUMBERS) | words("duration_words")
 #: one number said alone ("eighty", "eighty-nine")
 NUMBER_WORD = re.compile(r"(?:" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + r")(?:[\s-](?:" +
                          "|".join(NUMBERS[1:10]) + r"))?", re.IGNORECASE)
-_WORD = re.compile(r"[\w'’-]+")
-_MOMENTS_AGO = re.compile(r"\b(?:seconds?|minutes?|hours?)(?:\s+and\s+a\s+half)?\s+ago$", re.IGNORECASE)
-_LOWER_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 def _trim(text: str, start: int, end: int, edge: frozenset[str]) -> tuple[int, int]:
@@ -72,115 +64,6 @@ def trim_edges(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     return span(sp, s, e)
 
 
-def _fragment(surface: str) -> bool:
-    """A word cut at its start, as transcripts of speech write a word said in part ("ery" faint, "alking", "ause"):
-    one lower-case word that is no word or name of its own but a common word with one letter more."""
-    if not surface.isalpha() or not surface.islower() or len(surface) < 3:
-        return False
-    common10 = common(COMMON_10K)
-    if surface in common10 or surface in proper_words():
-        return False
-    stems = {surface, surface[:-1] if surface.endswith("s") else surface}
-    return any(c + w in common10 for c in _LOWER_LETTERS for w in stems)
-
-
-@rule("span")
-def cut_fragments(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
-    """In conversation, drop the words of a name the transcript cut short: a word broken off ("ha-") at either
-    end; a word without its start ("ause", "alking") when it is the whole span or a lower-case word before a
-    capitalised one ("ause German"). Inside a lower-case name a word that looks cut may be a name ("stephan m
-    urner"): it stays. A cut word is no one's name, and a filler cannot substitute half a word."""
-    if ctx.written or sp.label not in NAME_LABELS:
-        return sp
-    words_ = list(re.finditer(r"\S+", ctx.text[sp.start:sp.end]))
-    a, b = 0, len(words_)  # the words kept: words_[a:b]
-    while a < b and (len(words_[a].group()) > 1 and words_[a].group().endswith("-") or
-                     _fragment(words_[a].group()) and (b - a == 1 or words_[a + 1].group()[:1].isupper())):
-        a += 1
-    while a < b and len(words_[b - 1].group()) > 1 and words_[b - 1].group().endswith("-"):
-        b -= 1
-    if a == b:
-        return None
-    return span(sp, sp.start + words_[a].start(), sp.start + words_[b - 1].end())
-
-
-@rule("span")
-def adverb_after(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
-    """A name ends before the adverbs speech puts right after it ("i met a [john smith] once", "... again",
-    "... yesterday"): the tagger reads them into the name, and no name ends with one."""
-    if sp.label not in NAME_LABELS:
-        return sp
-    text, s, e = ctx.text, sp.start, sp.end
-    cut, j = e, e
-    while True:  # back over whitespace-separated adverbs at the span's end
-        k = j
-        while k > s and not text[k - 1].isspace():
-            k -= 1
-        if k == j or k <= s or text[k:j].lower() not in _ADVERBS_AFTER:
-            break
-        m = k
-        while m > s and text[m - 1].isspace():
-            m -= 1
-        cut = j = m
-    return span(sp, s, cut)
-
-
-def _whole_duration(ctx: Context, start: int, end: int) -> tuple[int, int]:
-    """``[start, end)`` grown over the duration's words before it and "ago" after it, where it has "ago"."""
-    import bisect
-
-    text = ctx.text
-    words_ = ctx.once("words", lambda: list(_WORD.finditer(text)))
-    ends = ctx.once("word_ends", lambda: [m.end() for m in words_])
-    first = bisect.bisect_right(ends, start)  # the first word ending after the span starts
-    if first == len(words_) or words_[first].start() >= end:
-        return start, end
-    last = first
-    while last + 1 < len(words_) and words_[last + 1].start() < end:
-        last += 1
-    # the walks over a run of duration words end where they end from any word of it: remembered per word, so
-    # many spans in one long run cost the run once
-    forward, back = ctx.once("ago_forward", dict), ctx.once("ago_back", dict)
-    j, seen = last, []
-    while j not in forward and j + 1 < len(words_) and words_[j].group().lower() != "ago" and \
-            words_[j + 1].group().lower() in _DURATION_WORDS | {"ago"} and \
-            not text[words_[j].end():words_[j + 1].start()].strip():
-        seen.append(j)
-        j += 1
-    j = forward.get(j, j)
-    forward.update(dict.fromkeys(seen, j))
-    if words_[j].group().lower() != "ago":
-        return start, end
-    i, seen = first, []
-    while i not in back and i > 0 and words_[i - 1].group().lower() in _DURATION_WORDS and \
-            not text[words_[i - 1].end():words_[i].start()].strip():
-        seen.append(i)
-        i -= 1
-    i = back.get(i, i)
-    back.update(dict.fromkeys(seen, i))
-    skip, k, seen = ctx.once("ago_skip", dict), i, []
-    while k not in skip and k < len(words_) and words_[k].group().lower() in ("and", "or", "of", "so"):
-        seen.append(k)
-        k += 1
-    k = skip.get(k, k)
-    skip.update(dict.fromkeys(seen, k))
-    i = min(k, first)  # "... and a year ago": the conjunction is no part of it
-    return min(start, words_[i].start()), max(end, words_[j].end())
-
-
-@rule("span")
-def whole_duration(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
-    """A date said as a duration and "ago" is all of it or none: the tagger's "[two ago]" of "a year or two ago"
-    grows over the duration's words ("[a year or two ago]"); "[ago]" alone, or minutes or hours ago, is no date
-    of anyone's life and goes."""
-    if sp.label != "DATE":
-        return sp
-    s, e = _whole_duration(ctx, sp.start, sp.end)
-    if ctx.text[s:e].lower() == "ago" or _MOMENTS_AGO.search(ctx.text[s:e]):
-        return None
-    return span(sp, s, e)
-
-
 def _spelled(ctx: Context, sp: Span) -> bool:
     from veil.mask.neural.rules.lexical import LETTERS
 
@@ -211,16 +94,6 @@ def not_name_acronym(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     ``veil/data/lexicon/not_name_acronyms.txt``) goes."""
     if _spelled(ctx, sp) and "".join(ctx.text[sp.start:sp.end].split()).upper() in _NOT_NAME_ACRONYMS:
         return None
-    return sp
-
-
-@rule("span")
-def place_acronym(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
-    """A spelled acronym of a place ("D C", "U S", ``place_acronyms.txt``) read as a person, organisation or
-    product is a place."""
-    if sp.label in ("PER", "ORG", "MISC") and _spelled(ctx, sp) and \
-            "".join(ctx.text[sp.start:sp.end].split()).upper() in _PLACE_ACRONYMS:
-        return span(sp, sp.start, sp.end, "LOC")
     return sp
 
 
