@@ -417,3 +417,47 @@ def test_no_stage_reaches_back_into_the_runner():
         imported = {n.module for n in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
                     if isinstance(n, ast.ImportFrom) and n.module}
         assert "veil.experiment.runner" not in imported, f.name
+
+
+def test_method_restricted_to_some_techniques(tmp_path, monkeypatch, capsys):
+    """``techniques: [T]`` on a method: rows in T's column only, a blank cell elsewhere, and the same fill
+    cache entry as the unrestricted method with the same settings (the restriction is not in the key)."""
+    import yaml
+
+    from veil.experiment.spec import load_spec
+
+    monkeypatch.setitem(maskers._entries, "fake_animals_too", AnimalMasker)
+
+    def experiment(methods: list[dict]) -> Path:
+        p = write_experiment(tmp_path, methods)
+        raw = yaml.safe_load(p.read_text())
+        raw["techniques"] = ["fake_animals", "fake_animals_too"]
+        raw["baselines"] = ["oracle", "baseline0"]
+        p.write_text(yaml.safe_dump(raw))
+        return p
+
+    exp = experiment([{**TOP1, "techniques": ["fake_animals_too"]}])
+    out = tmp_path / "out"
+    assert veil(["experiment", "run", str(exp), "--out", str(out), "--no-progress"]) == 0
+    cells = {(r["technique"], r["method"]) for r in read_rows(out)}
+    assert ("fake_animals_too", "fake_top1") in cells and ("fake_animals", "fake_top1") not in cells
+    assert ("fake_animals", "baseline0") in cells
+    row = next(l for l in (out / "results.md").read_text().splitlines() if l.startswith("| fake_top1 |"))
+    assert re.match(r"\| fake_top1 \| +\| \S", row)  # blank under fake_animals, a value under fake_animals_too
+    capsys.readouterr()
+    # unrestricted: only the fake_animals column's fill is new (the fake_animals_too fill is reused; the two
+    # maskers mask alike, so the fake_animals fill's text, LM and evaluation are those of fake_animals_too)
+    assert veil(["experiment", "run", str(experiment([TOP1])), "--out", str(out), "--no-progress"]) == 0
+    assert "stages computed: 1," in capsys.readouterr().out
+    assert ("fake_animals", "fake_top1") in {(r["technique"], r["method"]) for r in read_rows(out)}
+
+    for bad, match in (("no_such", "not in the file's techniques"), ([], "non-empty list")):
+        p = experiment([{**TOP1, "techniques": bad}])
+        with pytest.raises(VeilError, match=match):
+            load_spec(p)
+    p = experiment([TOP1])
+    raw = yaml.safe_load(p.read_text())
+    raw["baselines"] = [{"name": "oracle", "techniques": ["fake_animals"]}]
+    p.write_text(yaml.safe_dump(raw))
+    with pytest.raises(VeilError, match="masked or filled variants only"):
+        load_spec(p)

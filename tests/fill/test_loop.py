@@ -330,3 +330,19 @@ def test_match_case_lowercases_substitutes_in_lowercase_documents_only():
     assert out[0].text == "the board named smith chairman"
     assert out[1].text == "The board named Smith chairman"
     assert ListFiller(["Smith"]).fill([lower])[0].text == "the board named Smith chairman"  # off by default
+
+
+def test_match_case_lower_lowercases_where_markup_has_capitals():
+    """PTB's number token ``N`` is a capital in a lower-cased corpus: ``match_case: lower`` lower-cases every
+    substitute, a model's word and a typed draw alike; ``true`` reads the ``N`` as a cased document."""
+    doc = masked("mr. ONE earned N million", ["ONE"], doc_id="a")
+    assert ListFiller(["Smith"], match_case=True).fill([doc])[0].text == "mr. Smith earned N million"
+    assert ListFiller(["Smith"], match_case="lower").fill([doc])[0].text == "mr. smith earned N million"
+    typed = masked("mr. ONE earned N million", ["ONE"], label="PERSON_NAME", source="entity_tagger", doc_id="a")
+    drawn = ListFiller(["Smith"], types="on", match_case="lower").fill([typed])[0].text
+    cased = ListFiller(["Smith"], types="on", match_case=True).fill([typed])[0].text
+    name = cased[len("mr. "):-len(" earned N million")]
+    assert name != name.lower() and name.lower() != "smith"  # a drawn name, not the model's proposal
+    assert drawn == f"mr. {name.lower()} earned N million"  # the same draw, lower-cased
+    with pytest.raises(VeilError, match="match_case"):
+        ListFiller(["Smith"], match_case="upper")

@@ -114,7 +114,7 @@ class ExperimentRunner(ExperimentStages):
         grid.masked_files[tech] = masked
         masked_texts = None
         for v in self.variants:
-            if v.data in ("original", "none"):
+            if v.data in ("original", "none") or (v.techniques is not None and tech not in v.techniques):
                 continue
             if v.data == "masked":
                 if masked_texts is None:

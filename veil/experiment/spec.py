@@ -62,6 +62,9 @@ class Variant:
     options: dict[str, Any] = field(default_factory=dict)
     finetune: dict[str, Any] | None = None
     description: str | None = None  # the report's legend (None: made from the settings)
+    # the maskers whose columns this method fills (None: every one); not part of the fill's cache key, so a
+    # method restricted to one column reuses the fills an unrestricted one with the same settings made
+    techniques: list[str] | None = None
 
     def fill_settings(self) -> dict[str, Any]:
         return {"filler": self.filler, "strategy": self.strategy, "k": self.k, "model": self.model,
@@ -147,6 +150,22 @@ def _variant(d: Any, i: int) -> Variant:
     return v
 
 
+def _check_variant_techniques(v: Variant, techs: dict[str, Any], path: Path) -> None:
+    """``techniques: [entity_tagger]`` on a method: a non-empty list of the file's own maskers."""
+    if v.techniques is None:
+        return
+    if isinstance(v.techniques, str):
+        v.techniques = [v.techniques]
+    if not isinstance(v.techniques, list) or not v.techniques or not all(isinstance(t, str) for t in v.techniques):
+        raise VeilError(f"{path}: method {v.name!r}: techniques must be a non-empty list of the file's maskers")
+    if v.data not in ("masked", "filled"):
+        raise VeilError(f"{path}: method {v.name!r}: techniques applies to masked or filled variants only")
+    unknown = [t for t in v.techniques if t not in techs]
+    if unknown:
+        raise VeilError(f"{path}: method {v.name!r}: {', '.join(unknown)} not in the file's techniques "
+                        f"({', '.join(techs)})")
+
+
 def apply_setters(raw: dict[str, Any], setters: list[str]) -> None:
     """``["lm.finetune_epochs=4", "train.limit=500"]``: dotted keys, values parsed as YAML."""
     import yaml
@@ -213,6 +232,8 @@ def parse_spec(raw: dict[str, Any], path: Path) -> ExperimentSpec:
     if not entries:
         raise VeilError(f"{path}: no baselines or methods")
     variants = [_variant(d, i) for i, d in enumerate(entries)]
+    for v in variants:
+        _check_variant_techniques(v, techs, path)
     names = [v.name for v in variants]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

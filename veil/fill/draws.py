@@ -39,8 +39,8 @@ class DrawFiller(Filler):
     Options: ``types``: ``"auto"`` fills typed and numbered placeholders by type and ``[MASK]`` markers
     as open slots (the paper's setting, even where the mask stage recorded a label), ``"on"`` uses the
     recorded labels for ``[MASK]`` markers too, ``"off"`` leaves every slot open; ``match_case``: in a
-    document whose text has no capital letter (a lower-cased corpus such as PTB), substitutes are
-    lower-cased too; ``rank_types``: a language model picks among ``type_candidates`` draws the one that
+    document whose text has no capital letter, substitutes are lower-cased too; ``"lower"``: in every
+    document (a lower-cased corpus whose mark-up has capitals, such as PTB's number token ``N``); ``rank_types``: a language model picks among ``type_candidates`` draws the one that
     fits the sentence (``rank_labels``: which labels, by default persons whose gender the shape leaves
     open), the best (``rank_sample=False``) or a draw with the scores' softmax at ``temperature``;
     ``gender_cues``: without ranking, a person's first name takes the gender the words around it give
@@ -52,12 +52,14 @@ class DrawFiller(Filler):
     #: how an entity-typed slot is filled: ``draw`` (of its type and shape) or ``propose`` (a model's words)
     entities = "draw"
 
-    def __init__(self, seed: int = 0, *, types: str = "auto", match_case: bool = False, rank_types: bool = False,
+    def __init__(self, seed: int = 0, *, types: str = "auto", match_case: bool | str = False, rank_types: bool = False,
                  type_candidates: int = 2, rank_labels: Sequence[str] | None = None, rank_sample: bool = False,
                  temperature: float = 1.0, gender_cues: bool = True, faker_tries: int = 12, merge_masks: bool = True,
                  group_size: int = 1024) -> None:
         if types not in ("auto", "on", "off"):
             raise VeilError(f"types must be auto, on or off, got {types!r}")
+        if match_case not in (True, False, "lower"):
+            raise VeilError(f"match_case must be true, false or lower, got {match_case!r}")
         if not isinstance(rank_types, bool) or type_candidates < 1:
             raise VeilError("rank_types must be true or false and type_candidates at least 1")
         self.rank_labels = ranking.RANKED_LABELS if rank_labels is None else frozenset(rank_labels)
@@ -89,7 +91,9 @@ class DrawFiller(Filler):
 
     def _start(self, doc: MaskedDocument) -> DocState:
         st = DocState(doc, document_slots(doc, self.merge_masks), doc_rng(self.seed, doc.id))
-        if self.match_case:
+        if self.match_case == "lower":
+            st.lowercase = True
+        elif self.match_case:
             st.lowercase = not any(c.isupper() for c in MARKER_RE.sub(" ", doc.text))
         return st
 

@@ -38,7 +38,7 @@ class FakerFiller(DrawFiller):
     description = "generated values of each placeholder's type"  # the report's legend
 
     def __init__(self, model: str | None = None, strategy: str = "top1", k: int = _DEFAULT_K, seed: int = 0, *,
-                 types: str = "on", match_case: bool = True, entities: str = "draw", **options) -> None:
+                 types: str = "on", match_case: bool | str = True, entities: str = "draw", **options) -> None:
         if model is not None:
             raise VeilError("the faker filler uses no model; drop --model, or choose a model filler (llm, mlm)")
         if entities != "draw":
@@ -55,7 +55,7 @@ class FakerFiller(DrawFiller):
 
     def _start(self, doc):
         st = super()._start(doc)
-        if st.lowercase and not _lowercased(doc.text):
+        if st.lowercase and self.match_case is True and not _lowercased(doc.text):
             st.lowercase = False  # "[PERSON_NAME_1], my name is ...": the capital was masked, not absent
         return st
 

@@ -67,7 +67,7 @@ class CandidateFiller(DrawFiller):
                  *, avoid: Mapping[str, AbstractSet[str]] | None = None, avoid_in_top1: bool = False,
                  entity_candidates: int = 20, merge_masks: bool = True, group_size: int = 1024,
                  ner_model: str | None = None, types: str = "auto", faker_tries: int = 12,
-                 temperature: float = 1.0, avoid_proposals: bool = False, match_case: bool = False,
+                 temperature: float = 1.0, avoid_proposals: bool = False, match_case: bool | str = False,
                  entities: str = "draw", rank_types: bool = False, type_candidates: int = 2,
                  rank_labels: Sequence[str] | None = None, gender_cues: bool = True,
                  **options) -> None:

@@ -58,8 +58,12 @@ def describe_method(name: str, variant: Any = None) -> str:
             f"replaced by {DESCRIPTIONS.get(variant.strategy, variant.strategy)} [{strategy}]")
     if variant.options.get("avoid_proposals"):
         text += ", proposals kept off the technique's word list"
+    if variant.options.get("types") == "on":
+        text += ", spans the masker labelled (names, places, organisations) given a drawn value of their type"
     if variant.finetune:
         text += f", after fine-tuning the filler on this corpus ({', '.join(f'{k}={v}' for k, v in variant.finetune.items())})"
+    if getattr(variant, "techniques", None):
+        text += f" ({', '.join(variant.techniques)} only)"
     return text
 
 
