@@ -395,11 +395,14 @@ def load(path: Path) -> tuple[Any, Any]:
     return AutoModelForCausalLM.from_pretrained(path), load_vocab(path)
 
 
-def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings) -> list[float]:
+def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s: LMSettings,
+                      contexts: Sequence[Sequence[str]] | None = None) -> list[float]:
     """log p(text <eos> | <eos>) of each text in nats (the ASR rescoring's LM score), batched.
 
     Each text is scored as the perplexity stream scores a sentence: after ``<eos>``, its end
-    included, in blocks of ``context`` tokens when it is longer.
+    included, in blocks of ``context`` tokens when it is longer. ``contexts[i]``: texts the stream
+    holds before ``texts[i]`` (a conversation's earlier turns), as far as ``context`` tokens reach;
+    only the text's own tokens are scored.
     """
     import torch
 
@@ -407,10 +410,20 @@ def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[s
     model.to(dev).eval()
     rows: list[list[int]] = []
     owner: list[int] = []
+    skip: list[int] = []  # leading targets of a row that are context, not the text
     for i, t in enumerate(texts):
+        ctx = list(contexts[i]) if contexts else []
+        full, before = stream_ids(vocab, ctx + [t]), len(stream_ids(vocab, ctx)) if ctx else 0
+        if ctx and len(full) - before < s.context:  # the text and as much of its context as fits in one block
+            start = max(0, len(full) - s.context)
+            rows.append(full[start:])
+            owner.append(i)
+            skip.append(before - start - 1)
+            continue
         for b in blocks(stream_ids(vocab, [t]), s.context):  # any vocabulary: built or a pre-trained tokenizer
             rows.append(b)
             owner.append(i)
+            skip.append(0)
     order = sorted(range(len(rows)), key=lambda j: len(rows[j]))  # similar lengths together: less padding
     # batches of up to batch_size x context tokens (the training batch's size): short sentences go many at once
     budget = s.batch_size * s.context
@@ -426,7 +439,7 @@ def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[s
         for idx in batches:
             x, valid, attn = _batch([rows[j] for j in idx], vocab.pad_id, dev)
             with autocast(s):
-                nll = token_nll(model, x, valid, attn, trunk).double().sum(dim=1).cpu().tolist()
-            for j, v in zip(idx, nll):
-                out[owner[j]] -= v
+                nll = token_nll(model, x, valid, attn, trunk).double().cpu()
+            for r, j in enumerate(idx):
+                out[owner[j]] -= float(nll[r, skip[j]:].sum())
     return out

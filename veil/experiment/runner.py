@@ -46,7 +46,7 @@ class ExperimentRunner(ExperimentStages):
             from veil.downstream.asr.stage import ASREvaluation
 
             grid.asr = ASREvaluation(spec.asr, self.cache, spec.source.resolve().parent, spec.seed, self.lm,
-                                     self.progress)
+                                     self.progress, groups=[d.group for d in test_docs])
         train_texts = [d.text for d in train_docs]
         for v in self.variants:
             if v.data == "original":

@@ -24,6 +24,9 @@ def test_defaults_are_a_valid_setting():
     ({"rates": [20]}, "words per minute"),
     ({"min_words": 5, "max_words": 3}, "min_words"),
     ({"lm_weights": []}, "non-empty"),
+    ({"lm_context": -1}, "lm_context"),
+    ({"lm_context": 9}, "lm_context"),
+    ({"lm_context": 1, "speech": "calls.jsonl"}, "needs asr.speech: synth"),
 ])
 def test_bad_settings_are_errors(bad, message):
     with pytest.raises(VeilError, match=message):

@@ -37,6 +37,9 @@ class ASRSettings:
     beam: int = 8
     nbest: int = 8
     threads: int | None = None  # None: lm.threads, else CTranslate2's default
+    # the LM scores each hypothesis after this many earlier test utterances of its conversation (their reference
+    # text, as a dialogue system holds the turns before the one it recognises); 0: each hypothesis alone
+    lm_context: int = 0
     lm_weights: list[float] = field(default_factory=lambda: [round(0.05 * i, 2) for i in range(41)])  # lambda grid
     word_bonus: list[float] = field(default_factory=lambda: [round(0.5 * i, 1) for i in range(-8, 17)])  # beta grid
 
@@ -61,6 +64,10 @@ class ASRSettings:
             raise VeilError("asr.min_words must be >= 1 and <= asr.max_words")
         if s.speech == "synth" and (not s.voices or not s.rates or any(not 80 <= int(r) <= 450 for r in s.rates)):
             raise VeilError("asr.voices must name espeak-ng voices and asr.rates be words per minute in 80..450")
+        if not 0 <= s.lm_context <= 8:
+            raise VeilError("asr.lm_context must be 0..8 (earlier utterances of the conversation before a hypothesis)")
+        if s.lm_context and s.speech != "synth":
+            raise VeilError("asr.lm_context needs asr.speech: synth (the earlier utterances are the test corpus's)")
         if not s.lm_weights or not s.word_bonus:
             raise VeilError("asr.lm_weights and asr.word_bonus must be non-empty grids")
         return s

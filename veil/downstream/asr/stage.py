@@ -52,11 +52,27 @@ def select_sentences(texts: Sequence[str], s: ASRSettings, seed: int) -> list[tu
     return out
 
 
+def earlier_turns(records: Sequence[dict[str, Any]], texts: Sequence[str], groups: Sequence[Any] | None,
+                  n: int) -> list[list[str]]:
+    """Per n-best list, the (up to) ``n`` test texts before its sentence in the same conversation (``groups``:
+    one per text; None: one stream), oldest first: what the LM reads before a hypothesis with ``asr.lm_context``.
+    Synthesised utterances' ids (``sNNNNNN``) are their sentence's index in ``texts``."""
+    out = []
+    for r in records:
+        i = int(r["id"][1:])
+        j = i
+        while j > 0 and i - j < n and (groups is None or groups[j - 1] == groups[i]):
+            j -= 1
+        out.append(list(texts[j:i]))
+    return out
+
+
 class ASREvaluation:
     def __init__(self, settings: ASRSettings, cache: StageCache, base: Path, seed: int = 0,
-                 lm_settings: Any = None, progress: bool = True) -> None:
+                 lm_settings: Any = None, progress: bool = True, groups: Sequence[Any] | None = None) -> None:
         self.s, self.cache, self.base, self.seed = settings, cache, base, seed
         self.lm_settings, self.progress = lm_settings, progress
+        self.groups = groups  # the test texts' conversations (for asr.lm_context); None: one stream
         self._nbest: tuple[list[dict[str, Any]], str, float] | None = None
 
     # ------------------------------------------------------------------ speech and n-best lists
@@ -130,9 +146,11 @@ class ASREvaluation:
 
     # ------------------------------------------------------------------ LM scores and WER
     def lm_scores(self, lm_dir: Path, lm_key: str, records: list[dict[str, Any]], nbest_key: str,
-                  lead: str = "", loaded: tuple[Any, Any] | None = None) -> tuple[list[list[float]], float]:
+                  lead: str = "", loaded: tuple[Any, Any] | None = None,
+                  test_texts: Sequence[str] = ()) -> tuple[list[list[float]], float]:
         """Each hypothesis's ``log p`` under one LM, for ``records`` (all of the n-best lists, or some of
-        them: their ids are in the key), in the corpus's form with ``lead`` before it (see :func:`shared_lead`).
+        them: their ids are in the key), in the corpus's form with ``lead`` before it (see :func:`shared_lead`),
+        after ``asr.lm_context`` earlier ``test_texts`` of the conversation.
         ``loaded``: the ``(model, vocab)`` that :func:`veil.downstream.lm.load` would give for ``lm_dir``, already
         in memory."""
         from veil.downstream.asr.text import lm_text
@@ -140,16 +158,22 @@ class ASREvaluation:
         settings = {"lm": lm_key, "nbest": nbest_key, "text_form": self.s.text_form,
                     "context": getattr(self.lm_settings, "context", None), "utterances": stable_hash([r["id"] for r in records]),
                     **({"lead": lead} if lead else {})}
+        turns = earlier_turns(records, test_texts, self.groups, self.s.lm_context) if self.s.lm_context else None
+        if turns is not None:
+            settings["lm_context"] = stable_hash(turns)
 
         def work(tmp: Path) -> dict[str, Any]:
             from veil.downstream import lm
 
             model, vocab = loaded or lm.load(lm_dir)
             texts = [lead + lm_text(h["text"], self.s.text_form) for r in records for h in r["hyps"]]
+            ctx = [tuple(c) for c, r in zip(turns or [()] * len(records), records) for _ in r["hyps"]]
             # hypotheses that differ only in case or punctuation are one text for the LM: each is scored once
-            unique = list(dict.fromkeys(texts))
-            scored = dict(zip(unique, lm.sentence_logprobs(model, vocab, unique, self.lm_settings)))
-            flat = [scored[t] for t in texts]
+            unique = list(dict.fromkeys(zip(ctx, texts)))
+            scores = lm.sentence_logprobs(model, vocab, [t for _, t in unique], self.lm_settings,
+                                          [c for c, _ in unique] if turns is not None else None)
+            scored = dict(zip(unique, scores))
+            flat = [scored[k] for k in zip(ctx, texts)]
             out, k = [], 0
             for r in records:
                 out.append(flat[k:k + len(r["hyps"])])
@@ -168,7 +192,8 @@ class ASREvaluation:
         records, nbest_key, _ = self.nbest(test_texts)
         if not oracle:
             records = [records[i] for i in self._split(len(records))[1]]
-        self.lm_scores(Path(lm_key), lm_key, records, nbest_key, shared_lead(test_texts), loaded=(model, vocab))
+        self.lm_scores(Path(lm_key), lm_key, records, nbest_key, shared_lead(test_texts), loaded=(model, vocab),
+                       test_texts=test_texts)
 
     def _split(self, n: int) -> tuple[list[int], list[int]]:
         """(dev, test) indices of ``n`` n-best lists: this run's ``asr.dev`` first (the n-best lists' key holds
@@ -196,7 +221,7 @@ class ASREvaluation:
         dev_lists, test_lists = [lists[i] for i in dev], [lists[i] for i in test]
         lead = shared_lead(test_texts)
         # the Oracle LM scores every list (it tunes lambda and beta on dev); the other LMs only the test lists
-        oscores, _ = self.lm_scores(cache_root / oracle, oracle, records, nbest_key, lead)
+        oscores, _ = self.lm_scores(cache_root / oracle, oracle, records, nbest_key, lead, test_texts=test_texts)
         test_records = [records[i] for i in test]
         lam, beta, dev_wer = rescore.tune(dev_lists, [oscores[i] for i in dev], self.s.lm_weights, self.s.word_bonus)
         log.info("asr: lambda %.2f, beta %.2f tuned on %d dev utterances with the Oracle LM (dev WER %.2f%%)",
@@ -208,7 +233,8 @@ class ASREvaluation:
             if row["lm_dir"] == oracle:
                 scores, secs = [oscores[i] for i in test], 0.0
             else:
-                scores, secs = self.lm_scores(cache_root / row["lm_dir"], row["lm_dir"], test_records, nbest_key, lead)
+                scores, secs = self.lm_scores(cache_root / row["lm_dir"], row["lm_dir"], test_records, nbest_key, lead,
+                                              test_texts=test_texts)
             row.update(fixed, wer=rescore.rescored_wer(test_lists, scores, lam, beta), asr_s=secs)
             log.info("WER %s/%s: %.2f%%", row["technique"] or "-", row["method"], row["wer"])
         no_lm = {"technique": "", "method": "no_lm", "perplexity": None, "perplexity_seeds": [], **fixed,
