@@ -167,11 +167,14 @@ def test_baseline1_gives_no_loss_to_tokens_of_a_mask(tiny_model):
     assert b0 > max(0.5, 4 * p0) and b1 < min(0.05, b0 / 10)  # (no loss there; only side effects of the rest)
 
 
-def test_bf16_autocast_matches_fp32_loosely(tiny_model):
+def test_bf16_trains_and_every_measurement_runs_in_fp32(tiny_model):
     model, vocab = lm.load_pretrained(tiny_model)
-    fp32 = lm.perplexity(model, vocab, TEXTS[:3], settings(tiny_model), progress=False)["perplexity"]
-    bf16 = lm.perplexity(model, vocab, TEXTS[:3], settings(tiny_model, precision="bf16"), progress=False)
-    assert math.isfinite(bf16["perplexity"]) and bf16["perplexity"] == pytest.approx(fp32, rel=0.05)
+    fp32, bf16 = settings(tiny_model), settings(tiny_model, precision="bf16")
+    assert lm.perplexity(model, vocab, TEXTS[:3], bf16, progress=False)["perplexity"] == \
+        lm.perplexity(model, vocab, TEXTS[:3], fp32, progress=False)["perplexity"]
+    assert lm.sentence_logprobs(model, vocab, TEXTS[:3], bf16) == lm.sentence_logprobs(model, vocab, TEXTS[:3], fp32)
+    info = lm.train(model, vocab, TEXTS, bf16, epochs=1, lr=1e-3, progress=False)  # training takes bf16
+    assert math.isfinite(lm.perplexity(model, vocab, TEXTS[:3], bf16, progress=False)["perplexity"]) and info
 
 
 @pytest.mark.parametrize("native", [True, False])

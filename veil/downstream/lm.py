@@ -229,7 +229,10 @@ def _batch(rows: list[list[int]], pad_id: int, device: str) -> tuple[Any, Any, A
 
 
 def autocast(s: LMSettings) -> Any:
-    """``torch.autocast`` in bfloat16 for ``precision: bf16`` (weights and optimiser stay fp32), else nothing."""
+    """``torch.autocast`` in bfloat16 for ``precision: bf16`` (weights and optimiser stay fp32), else nothing.
+    Training only: every measurement (perplexity, the ASR rescoring's sentence scores) runs in fp32, so a figure
+    does not depend on whether the CPU computes bf16 natively (bf16 logits carry about three significant
+    digits: enough to learn from, too few to rank two hypotheses one word apart)."""
     import contextlib
 
     import torch
@@ -334,8 +337,7 @@ def stream_nll(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[str], s:
         for i in tqdm(range(0, len(bl), s.batch_size), desc=desc, disable=not progress, leave=False):
             rows = bl[i:i + s.batch_size]
             x, valid, attn = _batch(rows, vocab.pad_id, dev)
-            with autocast(s):
-                nll = token_nll(model, x, valid, attn, trunk).double().cpu()
+            nll = token_nll(model, x, valid, attn, trunk).double().cpu()
             for r, row in enumerate(rows):  # blocks overlap by one token: each token is a target once
                 yield nll[r, :len(row) - 1]
 
@@ -438,8 +440,7 @@ def sentence_logprobs(model: Any, vocab: WordVocab | BPEVocab, texts: Sequence[s
     with torch.no_grad():
         for idx in batches:
             x, valid, attn = _batch([rows[j] for j in idx], vocab.pad_id, dev)
-            with autocast(s):
-                nll = token_nll(model, x, valid, attn, trunk).double().cpu()
+            nll = token_nll(model, x, valid, attn, trunk).double().cpu()
             for r, j in enumerate(idx):
                 out[owner[j]] -= float(nll[r, skip[j]:].sum())
     return out

@@ -39,7 +39,7 @@ class LMSettings:
     # with lora_layers: evaluations share the layers below the adapters (the same weights in every adapted LM)
     # through veil.downstream.lm.TRUNK, computed once per test batch; the same logits, about half the evaluation time
     share_trunk: bool = True
-    # "bf16": training and evaluation under torch.autocast(bfloat16), fp32 weights; "auto": bf16 where the
+    # "bf16": training under torch.autocast(bfloat16), fp32 weights, evaluations in fp32; "auto": bf16 where the
     # device computes it natively (a CPU with AVX-512 BF16 or AMX, a GPU that supports it), else fp32.
     # Resolved when the settings are read, so keys and results name the precision that ran.
     precision: str = "fp32"

@@ -172,7 +172,7 @@ TRUNK = FrozenTrunk()
 
 def trunk_for(s: "LMSettings", model: Any, dev: str) -> tuple[int, str] | None:
     k = trunk_layer(s, model)
-    return None if k is None else (k, f"{s.precision}:{dev}")
+    return None if k is None else (k, f"fp32:{dev}")  # evaluations run in fp32 (lm.autocast)
 
 
 def trunk_layer(s: "LMSettings", model: Any) -> int | None:

@@ -280,8 +280,9 @@ class ExperimentStages:
         it again (see :meth:`veil.downstream.asr.stage.ASREvaluation.prime`; nothing when the perplexity came from the cache)."""
         from veil.downstream import lm
 
+        # evaluated in fp32 whatever lm.precision (a bf16-trained model's key says how it was trained)
         settings = {"lm": trained.key, "test": test_key, "context": self.lm.context, **self._tokenization(test),
-                    **({"precision": self.lm.precision} if self.lm.precision != "fp32" else {})}
+                    **({"evaluation": "fp32"} if self.lm.precision != "fp32" else {})}
 
         def work(tmp: Path) -> dict[str, Any]:
             model, vocab = trained.take()

@@ -157,7 +157,9 @@ class ASREvaluation:
 
         settings = {"lm": lm_key, "nbest": nbest_key, "text_form": self.s.text_form,
                     "context": getattr(self.lm_settings, "context", None), "utterances": stable_hash([r["id"] for r in records]),
-                    **({"lead": lead} if lead else {})}
+                    **({"lead": lead} if lead else {}),
+                    # scored in fp32 whatever lm.precision (lists scored under bf16 before are not reused)
+                    **({"evaluation": "fp32"} if getattr(self.lm_settings, "precision", "fp32") != "fp32" else {})}
         turns = earlier_turns(records, test_texts, self.groups, self.s.lm_context) if self.s.lm_context else None
         if turns is not None:
             settings["lm_context"] = stable_hash(turns)
