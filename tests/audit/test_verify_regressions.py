@@ -93,6 +93,8 @@ def test_every_form_the_masker_normalises_is_found(value, label, text):
     ("teaching", "OCCUPATION", "I like teaching kids", True, 0),  # an everyday word is a value only as a name
     ("ski resorts", "MISC", "we like ski resorts a lot", True, 0),  # so is a phrase of them
     ("five or six", "AGE", "about five or six times", True, 0),
+    ("late sixties", "AGE", "music of the sixties", True, 0),  # a decade is a number word, no part of an age
+    ("late sixties", "AGE", "she is in her late sixties", True, 1),
     ("Nitny Valley Symphony", "LOCATION", "the symphony was good", True, 0),  # a name's word written as a word
     ("Nitny Valley Symphony", "LOCATION", "the Nitny was good", True, 1),
     ("Subaru", "ORGANIZATION_NAME", "we had a Subaru then", True, 1),

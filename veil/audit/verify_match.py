@@ -187,7 +187,8 @@ def _number_words() -> frozenset[str]:
 def _kept_words(label: str, value: str) -> frozenset[str]:
     """Words of a value that name nothing alone: those the fill writes of its own into substitutes (any
     shape's literal words: "Bank", "PLC", "Street", "Boulevard", "years old"; titles and suffixes of
-    names), those this value's shape keeps, and number words ("eighty" of "three eighty")."""
+    names), those this value's shape keeps, and number words ("eighty" of "three eighty", "sixties" of "late
+    sixties")."""
     from veil.shapes import atoms, shape_of
 
     try:
@@ -201,9 +202,13 @@ def _kept_words(label: str, value: str) -> frozenset[str]:
 def _fill_words() -> frozenset[str]:
     from veil.gazetteer import CONNECTORS, NAME_SUFFIXES, ORG_KINDS, STREET_WORDS, TITLES
     from veil.shapes import LITERAL_WORDS
+    from veil.textforms import cardinal
 
     words = set(LITERAL_WORDS) | set(TITLES) | NAME_SUFFIXES | ORG_KINDS | STREET_WORDS | CONNECTORS
-    return frozenset(w.lower() for w in words) | _number_words()
+    # a decade ("the sixties") names nothing alone, as a number word does: no part of the age "late sixties"
+    # (the whole age is still looked for; it is no everyday phrase)
+    decades = {cardinal(n)[0][:-1] + "ies" for n in range(20, 100, 10)} | {"teens"}
+    return frozenset(w.lower() for w in words | decades) | _number_words()
 
 
 @lru_cache(maxsize=65536)

@@ -92,6 +92,17 @@ def test_a_persons_group_travels_whole_never_by_its_parts():
          [("disabled person", "DEMOGRAPHIC")]]
 
 
+def test_an_age_and_an_occupation_travel_whole():
+    texts = ["she's in her late sixties", "mother is late sixties now", "I was late", "a housewife", "housewife now",
+             "she was teaching", "teaching is hard"]
+    spans = [[Span(13, 25, "AGE", "dlp", 0.9)], [], [], [Span(2, 11, "OCCUPATION", "dlp", 0.9)], [],
+             [Span(8, 16, "OCCUPATION", "dlp", 0.9)], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 7, "dlp")) == \
+        [[("late sixties", "AGE")], [("late sixties", "AGE")], [],  # "late" alone is no age
+         [("housewife", "OCCUPATION")], [("housewife", "OCCUPATION")],
+         [("teaching", "OCCUPATION")], []]  # a lower-case everyday word alone is carried nowhere
+
+
 def test_the_dlp_masker_carries_what_it_found_over_a_call():
     from veil.mask.dlp import DLPMasker
 
