@@ -19,7 +19,8 @@ share), and of any other value the words rarer than :data:`RARE_ZIPF`; never a w
 of its own into substitutes ("Bank", "PLC", "Boulevard", "years old", a title) or a number word.
 
 **Scan.** A key matches a run of consecutive tokens whose joined text equals it, so ``Maria Lopez``
-is found as ``maria-lopez`` and spelled ``M-A-R-I-A L-O-P-E-Z``. All keys of a document go into one
+is found as ``maria-lopez`` and spelled ``M-A-R-I-A L-O-P-E-Z``; no match starts at the tail of a
+contraction ("don't, I think" holds no "T I"). All keys of a document go into one
 table with every prefix of every key; each token starts a walk that stops as soon as the tokens
 read so far are no key's prefix, so the scan costs the number of tokens times at most the longest
 key: linear in the length of the text.
@@ -48,6 +49,8 @@ from typing import Iterable, Iterator, Sequence
 from veil.shapes import DIGIT_WORDS
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
+#: what follows the apostrophe of a contraction ("don't", "she's", "we'll")
+_CONTRACTION_TAILS = frozenset({"t", "s", "d", "ll", "re", "ve", "m"})
 #: a spoken digit, read as the digit ("oh" as zero: "five five five oh one")
 DIGIT_WORD = {w: str(i) for i, w in enumerate(DIGIT_WORDS)} | {"oh": "0"}
 
@@ -120,9 +123,13 @@ class TextIndex:
         self.norm: list[str] = []
         self.spoken: list[bool] = []  # the token was a digit word
         self.words: list[str] = []  # the tokens before digit words are read as digits
+        self.tail: list[bool] = []  # the token ends a contraction ("t" of "don't"): no value starts there
         for m in _TOKEN_RE.finditer(folded):
             s, e = m.span()
             self.tokens.append((s, e) if pos is None else (pos[s], pos[e - 1] + 1))
+            a = self.tokens[-1][0]
+            self.tail.append(m.group().lower() in _CONTRACTION_TAILS and a >= 2 and text[a - 1] in "'’"
+                             and text[a - 2].isalnum())
             d = DIGIT_WORD.get(m.group())
             self.norm.append(d or m.group())
             self.spoken.append(d is not None)
@@ -308,6 +315,8 @@ class Matcher:
         norm, keys, prefixes = idx.norm, self.keys, self.prefixes
         n = len(norm)
         for i in range(n):
+            if idx.tail[i]:
+                continue  # "don't, I think" is no "T I"
             acc, j = norm[i], i
             while True:
                 hit = keys.get(acc)
