@@ -138,6 +138,9 @@ def test_group_table_has_groups_then_total_and_table4_layout():
     assert "| Total | 3 | 2.3 |" in md
     # one group only: just the Total row
     assert [r["group"] for r in risk.group_table(risks[:2])] == ["Total"]
+    # a group named 0 or "" is its own group, not "all"
+    zero = [score_document("a", [], group=0), score_document("b", [], group=""), score_document("c", [])]
+    assert [r["group"] for r in risk.group_table(zero)] == ["0", "", "all", "Total"]
 
 
 # --- automatic mode ---------------------------------------------------------------------------------------

@@ -241,7 +241,7 @@ def group_table(risks: Sequence[DocumentRisk], threshold: float = THRESHOLD) -> 
     """One row per group (in order of first appearance) and a final ``Total`` row, as Table 4."""
     groups: dict[str, list[float]] = {}
     for r in risks:
-        groups.setdefault(r.group or "all", []).append(r.score)
+        groups.setdefault("all" if r.group is None else str(r.group), []).append(r.score)
     rows = []
     if len(groups) > 1:
         rows = [{"group": g, **describe(s, threshold)} for g, s in groups.items()]
@@ -417,5 +417,5 @@ def write_report(out_dir: str | Path, risks: Sequence[DocumentRisk], rows: Seque
     write_details(out / "details.jsonl", risks)
     by_group: dict[str, list[float]] = {}
     for r in risks:
-        by_group.setdefault(r.group or "all", []).append(r.score)
+        by_group.setdefault("all" if r.group is None else str(r.group), []).append(r.score)
     plots.plot_risk_histogram(by_group, threshold, out / "risk_hist.png", title)
