@@ -88,7 +88,7 @@ class DLPMasker(Masker):
                         groups: Sequence[object]) -> list[list[Span]]:
         """A name or a person's group (``DEMOGRAPHIC``: "the American people") found in one record of a group
         (a call's utterance) is masked where it is said again in the group's other records, as the tagger's are
-        (:func:`veil.mask.neural.propagation.propagate_group`); `veil verify` reads a call as one document."""
-        from veil.mask.neural.propagation import propagate_group
+        (:func:`veil.mask.propagation.propagate_group`); `veil verify` reads a call as one document."""
+        from veil.mask.propagation import propagate_group
 
         return propagate_group(texts, spans, groups, self.name)

@@ -250,7 +250,7 @@ class NeuralTaggerMasker(Masker):
     found ("my name is Aantje Mourik but everyone calls me Aantje"), except a lower-case common word
     alone ("will", "bill"), which could be the everyday word elsewhere; with it and ``group_propagate``, a
     person's name found in one record of a group (``--group-field``: a call's utterances) is masked in every
-    record of that group (:mod:`veil.mask.neural.propagation`). ``name_threshold`` (default
+    record of that group (:mod:`veil.mask.propagation`). ``name_threshold`` (default
     :data:`NAME_THRESHOLD`; 0 turns it off) is the threshold of a word the model reads as a name that the name
     lists or a capital inside a sentence back, where it is above the type's own. ``rules`` chooses the span
     rules after the model (:mod:`veil.mask.neural.rules`): ``default``, ``all``, ``none``, ``-breed,-everyday_word``
@@ -333,10 +333,10 @@ class NeuralTaggerMasker(Masker):
     def propagate_group(self, texts: Sequence[str], spans: Sequence[list[Span]],
                         groups: Sequence[Any]) -> list[list[Span]]:
         """With ``propagate``, a person's name found in one record of a group is masked in every record of that
-        group (:func:`veil.mask.neural.propagation.propagate_group`); never across groups."""
+        group (:func:`veil.mask.propagation.propagate_group`); never across groups."""
         if not (self.propagate and self.group_propagate):
             return list(spans)
-        from veil.mask.neural.propagation import propagate_group
+        from veil.mask.propagation import propagate_group
 
         return propagate_group(texts, spans, groups, self.name)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from veil.mask.base import Masker
 from veil.mask.engine import MaskingEngine
-from veil.mask.neural.propagation import propagate_group
+from veil.mask.propagation import propagate_group
 from veil.mask.placeholders import merge_spans
 from veil.types import Document, Span
 
