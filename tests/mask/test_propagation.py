@@ -92,6 +92,14 @@ def test_a_persons_group_travels_whole_never_by_its_parts():
          [("disabled person", "DEMOGRAPHIC")]]
 
 
+def test_a_name_is_the_same_name_spelled():
+    texts = ["On Candy,", "C a n d y.", "I like candy", "my name is Ashworth", "that's a-s-h-w-o-r-t-h", "A S H"]
+    spans = [[], [Span(0, 9, "PERSON_NAME", "t", 0.9)], [], [Span(11, 19, "PERSON_NAME", "t", 0.9)], [], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 6, "t")) == \
+        [[("Candy", "PERSON_NAME")], [("C a n d y", "PERSON_NAME")], [],  # "candy", the word: as written only
+         [("Ashworth", "PERSON_NAME")], [("a-s-h-w-o-r-t-h", "PERSON_NAME")], []]
+
+
 def test_an_age_and_an_occupation_travel_whole():
     texts = ["she's in her late sixties", "mother is late sixties now", "I was late", "a housewife", "housewife now",
              "she was teaching", "teaching is hard"]

@@ -14,7 +14,9 @@ matched only as written with its capital ("Hope", not "I hope so"); one that is 
 ("ashworth"). A lower-case common word alone ("this is will") is carried nowhere: in a lower-cased call the
 word and the name cannot be told apart. A carried name that only part of a span covers where it is said again
 ("Tex-Mex" where the tagger read "Mex Mexican", "Dodge Aries" where it read "Aries") is masked whole: the
-spans overlap and the engine unites them.
+spans overlap and the engine unites them. A name is the same name spelled: "C a n d y" masked carries "Candy"
+(as any name: as written with its capital where it is a common word), and "Candy" carries "c a n d y" and
+"c-a-n-d-y" in any case (spelled letters are no everyday talk).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ GROUP_LABELS = frozenset({"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "MISC"
 WHOLE_LABELS = frozenset({"DEMOGRAPHIC", "NATIONALITY", "OCCUPATION", "AGE"})
 _SPELLED = re.compile(r"[A-Z](?: [A-Z])+")
 _PART = re.compile(r"[^\W\d_][\w'’-]{2,}")
+_LETTERS = re.compile(r"[^\W\d_](?:[ -][^\W\d_]){2,}")  # a word spelled letter by letter
+_WORD = re.compile(r"(?<![\w'’-])[^\W\d_]{3,}(?![\w'’-])")  # a word of letters only
 
 
 def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Sequence[int]) -> tuple[dict, dict]:
@@ -63,9 +67,14 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
             add(surface, sp.label)
             if sp.label in WHOLE_LABELS:
                 continue
+            if _LETTERS.fullmatch(surface):  # "C a n d y" spelled: the name "Candy" said whole
+                add(re.sub(r"[ -]", "", surface).capitalize(), sp.label)
             for m in _PART.finditer(surface):
                 if m.end() - m.start() < len(surface):
                     add(m.group(), sp.label)
+            for m in _WORD.finditer(surface):  # "Candy" said whole: the name spelled, "c a n d y", "C-A-N-D-Y"
+                for sep in " -":
+                    anycase.setdefault(sep.join(m.group().lower()), sp.label)
     return anycase, exact
 
 
