@@ -100,15 +100,16 @@ def test_a_name_is_the_same_name_spelled():
          [("Ashworth", "PERSON_NAME")], [("a-s-h-w-o-r-t-h", "PERSON_NAME")], []]
 
 
-def test_an_age_and_an_occupation_travel_whole():
+def test_an_age_an_occupation_and_a_date_travel_whole():
     texts = ["she's in her late sixties", "mother is late sixties now", "I was late", "a housewife", "housewife now",
-             "she was teaching", "teaching is hard"]
+             "she was teaching", "teaching is hard", "practice is on Monday night", "concerts every Monday night"]
     spans = [[Span(13, 25, "AGE", "dlp", 0.9)], [], [], [Span(2, 11, "OCCUPATION", "dlp", 0.9)], [],
-             [Span(8, 16, "OCCUPATION", "dlp", 0.9)], []]
-    assert _found(texts, propagate_group(texts, spans, ["a"] * 7, "dlp")) == \
+             [Span(8, 16, "OCCUPATION", "dlp", 0.9)], [], [Span(15, 21, "DATE", "dlp", 0.9)], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 9, "dlp")) == \
         [[("late sixties", "AGE")], [("late sixties", "AGE")], [],  # "late" alone is no age
          [("housewife", "OCCUPATION")], [("housewife", "OCCUPATION")],
-         [("teaching", "OCCUPATION")], []]  # a lower-case everyday word alone is carried nowhere
+         [("teaching", "OCCUPATION")], [],  # a lower-case everyday word alone is carried nowhere
+         [("Monday", "DATE")], [("Monday", "DATE")]]
 
 
 def test_the_dlp_masker_carries_what_it_found_over_a_call():

@@ -16,7 +16,10 @@ and for a value of several words, its identifying words alone (``part``): each w
 name (three letters or more, not a title or suffix the fill keeps), the user part of an e-mail
 address (never its provider: "gmail" of "maria@gmail.com" names a mail service that millions
 share), and of any other value the words rarer than :data:`RARE_ZIPF`; never a word the fill writes
-of its own into substitutes ("Bank", "PLC", "Boulevard", "years old", a title) or a number word.
+of its own into substitutes ("Bank", "PLC", "Boulevard", "years old", a title) or a number word, and
+never a word of an occupation, a person's group, an age or a date
+(:data:`veil.mask.propagation.WHOLE_LABELS`: "disgruntled" of "disgruntled graduate student" names no one;
+the masking carries these over a call as said, never by their words).
 
 **Scan.** A key matches a run of consecutive tokens whose joined text equals it, so ``Maria Lopez``
 is found as ``maria-lopez`` and spelled ``M-A-R-I-A L-O-P-E-Z``; no match starts at the tail of a
@@ -46,6 +49,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Iterator, Sequence
 
+from veil.mask.propagation import WHOLE_LABELS
 from veil.shapes import DIGIT_WORDS
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
@@ -162,6 +166,8 @@ def value_keys(value: str, label: str = "") -> list[tuple[str, str]]:
     for w in cands:
         if len(w) < 3 or w.isdigit() or w in kept or any(w == k for k, _ in keys):
             continue
+        if label in WHOLE_LABELS:
+            break  # an occupation, a group, an age, a date: the words of "disgruntled graduate student" name no one
         if user is not None or label in NAME_LABELS or _zipf(w) < RARE_ZIPF:
             keys.append((w, "part"))
     return keys

@@ -8,7 +8,8 @@ group, and never to another group: a call is one document for `veil verify` too,
 in one utterance and left in another.
 
 What is carried: each name as found (a person's condition or group, ``DEMOGRAPHIC``: "American",
-"Hispanic"; an occupation, "housewife"; an age, "late sixties": each as found and never by its parts), and each part of three letters or more ("Hope Ashworth": "Hope",
+"Hispanic"; an occupation, "housewife"; an age, "late sixties"; a date, "Monday": each as found and never by
+its parts), and each part of three letters or more ("Hope Ashworth": "Hope",
 "Ashworth"; "Ford Taurus": "Taurus"); an acronym said letter by letter ("T I", "G M") as written, in capitals. A name or part that is one of the 5,000 commonest words ("hope", "will", "mark") is
 matched only as written with its capital ("Hope", not "I hope so"); one that is not is matched in any case
 ("ashworth"). A lower-case common word alone ("this is will") is carried nowhere: in a lower-cased call the
@@ -28,10 +29,10 @@ from veil.types import Span
 
 #: the labels carried across a group's records
 GROUP_LABELS = frozenset({"PERSON_NAME", "ORGANIZATION_NAME", "LOCATION", "MISC", "DEMOGRAPHIC", "NATIONALITY",
-                          "OCCUPATION", "AGE"})
+                          "OCCUPATION", "AGE", "DATE"})
 #: the labels carried only as the whole surface, never by a part ("disabled" of "disabled person" is a word,
-#: "late" of "late sixties" too)
-WHOLE_LABELS = frozenset({"DEMOGRAPHIC", "NATIONALITY", "OCCUPATION", "AGE"})
+#: "late" of "late sixties" too); `veil verify` looks for them whole too
+WHOLE_LABELS = frozenset({"DEMOGRAPHIC", "NATIONALITY", "OCCUPATION", "AGE", "DATE"})
 _SPELLED = re.compile(r"[A-Z](?: [A-Z])+")
 _PART = re.compile(r"[^\W\d_][\w'’-]{2,}")
 _LETTERS = re.compile(r"[^\W\d_](?:[ -][^\W\d_]){2,}")  # a word spelled letter by letter
