@@ -60,8 +60,14 @@ def scores(golds: list, form: str, engine: Any) -> dict[str, Any]:
     g = transform_documents(golds, form)
     docs = [x.doc for x in g]
     spans: list = []
-    for i in range(0, len(docs), 64):
-        spans.extend(engine.detect(docs[i:i + 64]))
+    batch: list = []
+    for i, d in enumerate(docs):  # whole calls a batch: a call's values are carried over all of its utterances
+        batch.append(d)
+        if len(batch) >= 64 and (i + 1 == len(docs) or docs[i + 1].group is None or docs[i + 1].group != d.group):
+            spans.extend(engine.detect(batch))
+            batch = []
+    if batch:
+        spans.extend(engine.detect(batch))
     r = evaluate(g, spans, "switchboard_pii")
     return {"precision": r["precision"], "DIRECT": r["DIRECT"]["mention_recall"], "DIRECT_n": r["DIRECT"]["mentions"],
             "QUASI": r["QUASI"]["mention_recall"], "QUASI_n": r["QUASI"]["mentions"],
