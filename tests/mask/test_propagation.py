@@ -100,6 +100,13 @@ def test_a_name_is_the_same_name_spelled():
          [("Ashworth", "PERSON_NAME")], [("a-s-h-w-o-r-t-h", "PERSON_NAME")], []]
 
 
+def test_a_name_of_two_letters_travels_as_written():
+    texts = ["he won Cy year", "supposedly the Cy,", "cy is short", "CY"]
+    spans = [[Span(7, 9, "PERSON_NAME", "t", 0.9)], [], [], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 4, "t")) == \
+        [[("Cy", "PERSON_NAME")], [("Cy", "PERSON_NAME")], [], []]
+
+
 def test_an_age_an_occupation_and_a_date_travel_whole():
     texts = ["she's in her late sixties", "mother is late sixties now", "I was late", "a housewife", "housewife now",
              "she was teaching", "teaching is hard", "practice is on Monday night", "concerts every Monday night"]

@@ -11,8 +11,8 @@ What is carried: each name as found (a person's condition or group, ``DEMOGRAPHI
 "Hispanic"; an occupation, "housewife"; an age, "late sixties"; a date, "Monday": each as found and never by
 its parts), and each part of three letters or more ("Hope Ashworth": "Hope",
 "Ashworth"; "Ford Taurus": "Taurus"); an acronym said letter by letter ("T I", "G M") as written, in capitals. A name or part that is one of the 5,000 commonest words ("hope", "will", "mark") is
-matched only as written with its capital ("Hope", not "I hope so"); one that is not is matched in any case
-("ashworth"). A lower-case common word alone ("this is will") is carried nowhere: in a lower-cased call the
+matched only as written with its capital ("Hope", not "I hope so"), as is a name of two letters ("Cy");
+one that is not is matched in any case ("ashworth"). A lower-case common word alone ("this is will") is carried nowhere: in a lower-cased call the
 word and the name cannot be told apart. A carried name that only part of a span covers where it is said again
 ("Tex-Mex" where the tagger read "Mex Mexican", "Dodge Aries" where it read "Aries") is masked whole: the
 spans overlap and the engine unites them. A name is the same name spelled: "C a n d y" masked carries "Candy"
@@ -53,6 +53,8 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
             exact.setdefault(surface, label)  # "T I": the capitals as said, never "t i" in lower-case talk
             return
         if sum(c.isalnum() for c in surface) < 3:
+            if len(surface) == 2 and surface.isalpha() and surface[0].isupper() and surface[1].islower():
+                exact.setdefault(surface, label)  # "Cy", "Ed": a name of two letters, only as written
             return
         low = surface.lower()
         if " " in surface or low not in common:
