@@ -100,11 +100,13 @@ def test_a_name_is_the_same_name_spelled():
          [("Ashworth", "PERSON_NAME")], [("a-s-h-w-o-r-t-h", "PERSON_NAME")], []]
 
 
-def test_a_name_of_two_letters_travels_as_written():
-    texts = ["he won Cy year", "supposedly the Cy,", "cy is short", "CY"]
-    spans = [[Span(7, 9, "PERSON_NAME", "t", 0.9)], [], [], []]
-    assert _found(texts, propagate_group(texts, spans, ["a"] * 4, "t")) == \
-        [[("Cy", "PERSON_NAME")], [("Cy", "PERSON_NAME")], [], []]
+def test_a_name_of_two_letters_and_a_word_in_capitals_travel_as_written():
+    texts = ["he won Cy year", "supposedly the Cy,", "cy is short", "CY", "a cure for AIDS", "AIDS research",
+             "first aids kit"]
+    spans = [[Span(7, 9, "PERSON_NAME", "t", 0.9)], [], [], [], [Span(11, 15, "DEMOGRAPHIC", "dlp", 0.9)], [], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 7, "t")) == \
+        [[("Cy", "PERSON_NAME")], [("Cy", "PERSON_NAME")], [], [],
+         [("AIDS", "DEMOGRAPHIC")], [("AIDS", "DEMOGRAPHIC")], []]  # a common word in capitals: as written
 
 
 def test_an_age_an_occupation_and_a_date_travel_whole():

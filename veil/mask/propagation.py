@@ -59,7 +59,7 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
         low = surface.lower()
         if " " in surface or low not in common:
             anycase.setdefault(low, label)
-        elif surface[:1].isupper() and not surface.isupper():
+        elif surface[:1].isupper():  # "Hope"; "AIDS", a condition written in capitals
             exact.setdefault(surface, label)
 
     for i in members:
