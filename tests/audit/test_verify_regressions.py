@@ -96,6 +96,8 @@ def test_every_form_the_masker_normalises_is_found(value, label, text):
     ("late sixties", "AGE", "music of the sixties", True, 0),  # a decade is a number word, no part of an age
     ("late sixties", "AGE", "she is in her late sixties", True, 1),
     ("T I", "ORGANIZATION_NAME", "we don't, I think", True, 0),  # a contraction's tail starts no value
+    ("T I", "ORGANIZATION_NAME", "we call the G T, I'm sorry", True, 0),  # nor is the "I" of "I'm" spelled
+    ("Kim", "PERSON_NAME", "ask Kim's mother", True, 1),
     ("disgruntled graduate student", "OCCUPATION", "a disgruntled person", True, 0),  # no word of a job alone
     ("disgruntled graduate student", "OCCUPATION", "a disgruntled graduate student", True, 1),
     ("T I", "ORGANIZATION_NAME", "he is at T I now", True, 1),

@@ -23,7 +23,8 @@ the masking carries these over a call as said, never by their words).
 
 **Scan.** A key matches a run of consecutive tokens whose joined text equals it, so ``Maria Lopez``
 is found as ``maria-lopez`` and spelled ``M-A-R-I-A L-O-P-E-Z``; no match starts at the tail of a
-contraction ("don't, I think" holds no "T I"). All keys of a document go into one
+contraction ("don't, I think" holds no "T I") and no match of several tokens holds the letter that begins
+one ("G T, I'm sorry" holds no "T I" either). All keys of a document go into one
 table with every prefix of every key; each token starts a walk that stops as soon as the tokens
 read so far are no key's prefix, so the scan costs the number of tokens times at most the longest
 key: linear in the length of the text.
@@ -128,16 +129,20 @@ class TextIndex:
         self.spoken: list[bool] = []  # the token was a digit word
         self.words: list[str] = []  # the tokens before digit words are read as digits
         self.tail: list[bool] = []  # the token ends a contraction ("t" of "don't"): no value starts there
+        self.head: list[bool] = []  # a letter that begins a contraction ("I" of "I'm"): a word, never spelled
         for m in _TOKEN_RE.finditer(folded):
             s, e = m.span()
             self.tokens.append((s, e) if pos is None else (pos[s], pos[e - 1] + 1))
             a = self.tokens[-1][0]
             self.tail.append(m.group().lower() in _CONTRACTION_TAILS and a >= 2 and text[a - 1] in "'’"
                              and text[a - 2].isalnum())
+            if self.tail[-1] and self.words and len(self.words[-1]) == 1:
+                self.head[-1] = True  # a letter before a contraction's tail: "I" of "I'm"
             d = DIGIT_WORD.get(m.group())
             self.norm.append(d or m.group())
             self.spoken.append(d is not None)
             self.words.append(m.group())
+            self.head.append(False)
 
     @property
     def joined(self) -> str:
@@ -328,7 +333,7 @@ class Matcher:
                 hit = keys.get(acc)
                 if hit:
                     yield i, j, hit
-                if j + 1 == n or acc not in prefixes:
-                    break
+                if j + 1 == n or acc not in prefixes or idx.head[j] or idx.head[j + 1]:
+                    break  # "the G T, I'm sorry": the "I" of "I'm" is a word, no spelled letter of "T I"
                 j += 1
                 acc += norm[j]
