@@ -1,4 +1,5 @@
-"""Detect and mask stage: a name found in one record of a group (a call's utterance) is masked in all.
+"""Detect and mask stage: a name (or an occupation, age, date) found in one record of a group (a call's
+utterance) is masked in all.
 
 Within one text the tagger already masks every other occurrence of a name it found
 (``tagger.propagate_names``: a document's long names are found again elsewhere by their parts). With a group
@@ -9,11 +10,12 @@ in one utterance and left in another.
 
 What is carried: each name as found (a person's condition or group, ``DEMOGRAPHIC``: "American",
 "Hispanic"; an occupation, "housewife"; an age, "late sixties"; a date, "Monday": each as found and never by
-its parts), and each part of three letters or more ("Hope Ashworth": "Hope",
-"Ashworth"; "Ford Taurus": "Taurus"); an acronym said letter by letter ("T I", "G M") as written, in capitals. A name or part that is one of the 5,000 commonest words ("hope", "will", "mark") is
-matched only as written with its capital ("Hope", not "I hope so"), as is a name of two letters ("Cy");
-one that is not is matched in any case ("ashworth"). A lower-case common word alone ("this is will") is carried nowhere: in a lower-cased call the
-word and the name cannot be told apart. A carried name that only part of a span covers where it is said again
+its parts), and each part of three letters or more ("Hope Ashworth": "Hope", "Ashworth"; "Ford Taurus":
+"Taurus"); an acronym said letter by letter ("T I", "G M") as written, in capitals. A name or part that is
+one of the 5,000 commonest words ("hope", "will", "mark") is matched only as written with its capital
+("Hope", not "I hope so"; "AIDS"), as is a name of two letters ("Cy"); one that is not is matched in any
+case ("ashworth"). A lower-case common word alone ("this is will") is carried nowhere: in a lower-cased
+call the word and the name cannot be told apart. A carried name that only part of a span covers where it is said again
 ("Tex-Mex" where the tagger read "Mex Mexican", "Dodge Aries" where it read "Aries") is masked whole: the
 spans overlap and the engine unites them. A name is the same name spelled: "C a n d y" masked carries "Candy"
 (as any name: as written with its capital where it is a common word), and "Candy" carries "c a n d y" and
