@@ -163,16 +163,14 @@ def value_keys(value: str, label: str = "") -> list[tuple[str, str]]:
     user = _email_user(value, label)
     if user is not None:  # the user part identifies; the provider ("gmail", "yahoo") is shared by millions
         cands = (["".join(user)] if len(user) > 1 else []) + user
-    elif len(words) > 1:
-        cands = words
+    elif len(words) > 1 and label not in WHOLE_LABELS:
+        cands = words  # never a word of an occupation, a group, an age or a date alone ("disgruntled")
     else:
         cands = []
     kept = _kept_words(label, value)
     for w in cands:
         if len(w) < 3 or w.isdigit() or w in kept or any(w == k for k, _ in keys):
             continue
-        if label in WHOLE_LABELS:
-            break  # an occupation, a group, an age, a date: the words of "disgruntled graduate student" name no one
         if user is not None or label in NAME_LABELS or _zipf(w) < RARE_ZIPF:
             keys.append((w, "part"))
     return keys
@@ -219,14 +217,13 @@ def _kept_words(label: str, value: str) -> frozenset[str]:
 @lru_cache(maxsize=1)
 def _fill_words() -> frozenset[str]:
     from veil.gazetteer import CONNECTORS, NAME_SUFFIXES, ORG_KINDS, STREET_WORDS, TITLES
+    from veil.mask.detectors.personal import DECADES
     from veil.shapes import LITERAL_WORDS
-    from veil.textforms import cardinal
 
-    words = set(LITERAL_WORDS) | set(TITLES) | NAME_SUFFIXES | ORG_KINDS | STREET_WORDS | CONNECTORS
     # a decade ("the sixties") names nothing alone, as a number word does: no part of the age "late sixties"
     # (the whole age is still looked for; it is no everyday phrase)
-    decades = {cardinal(n)[0][:-1] + "ies" for n in range(20, 100, 10)} | {"teens"}
-    return frozenset(w.lower() for w in words | decades) | _number_words()
+    words = set(LITERAL_WORDS) | set(TITLES) | NAME_SUFFIXES | ORG_KINDS | STREET_WORDS | CONNECTORS | set(DECADES)
+    return frozenset(w.lower() for w in words) | _number_words()
 
 
 @lru_cache(maxsize=65536)

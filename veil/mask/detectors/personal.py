@@ -45,7 +45,9 @@ _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _NUM = (r"(?:\d{1,3}|(?:" + "|".join(_TENS) + r")(?:[\s-](?:" + "|".join(_UNITS) + r"))?|"
         + "|".join(_TEENS + _UNITS) + r"|(?:a|one)\s+hundred(?:\s+and\s+(?:" + "|".join(_TEENS + _UNITS) + r"))?)")
 _NUMS = _NUM + r"(?:\s+and\s+a\s+half)?(?:\s+(?:or|to)\s+" + _NUM + r")?"
-_DECADE = r"(?:twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties|teens)"
+#: the decades of a life ("in her late sixties"); `veil verify` reads them as number words
+DECADES = ("twenties", "thirties", "forties", "fifties", "sixties", "seventies", "eighties", "nineties", "teens")
+_DECADE = r"(?:" + "|".join(DECADES) + r")"
 # fillers that may stand anywhere in speech ("he's, uh, ninety")
 _FILL = r"(?:(?:,?\s+(?:uh|um|er|ah|oh|you\s+know|like|well|i\s+think|i\s+guess))*,?)"
 # who can have an age: pronouns and the people one talks about
