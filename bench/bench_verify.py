@@ -155,11 +155,11 @@ def plant(orig: Path, masked: Path, filled: Path, seed: int) -> dict[str, tuple[
     # a person's name as a name is written (every word capitalised, three letters or more, none a word the
     # fill writes of its own: "Cafe" of "Cafe Max", "Governor" of "Governor Mario"): the tagger also tags
     # car makes, restaurants and sayings as names
-    from veil.audit.verify_match import _fill_words
+    from veil.value_words import fill_words
 
     names = [(d, v) for d, vs in sorted(values.items()) for _, lab, v in vs
              if lab == "PERSON_NAME" and " " in v and d.split("-")[1] not in ADDED
-             and all(w.istitle() and len(w) > 2 and w.lower() not in _fill_words() for w in v.split(" "))]
+             and all(w.istitle() and len(w) > 2 and w.lower() not in fill_words() for w in v.split(" "))]
     rng = random.Random(seed)
     doc, name = rng.choice(names)
     put(KINDS[0], doc, f"yes, {name.split(' ')[0]} said so")  # the first name alone, as in "Hope" of "Hope Ashworth"

@@ -131,3 +131,24 @@ def test_the_dlp_masker_carries_what_it_found_over_a_call():
     assert [len(sp) for sp in plain] == [1, 0, 0]
     found = MaskingEngine([DLPMasker()]).detect(docs)
     assert [[d.text[s.start:s.end] for s in sp] for d, sp in zip(docs, found)] == [["American"], ["American"], []]
+
+
+def test_the_rare_words_of_an_address_or_an_e_mail_travel_and_street_and_number_words_do_not():
+    texts = ["a sixty-nine cougar", "the Cougar was fast", "nine cars", "42 Ashbury Lane", "on ashbury", "the lane",
+             "mail maria dot lopez at gmail dot com", "Lopez here", "I use gmail"]
+    spans = [[Span(2, 19, "STREET_ADDRESS", "dlp", 0.9)], [], [], [Span(0, 15, "STREET_ADDRESS", "dlp", 0.9)], [], [],
+             [Span(5, 37, "EMAIL_ADDRESS", "dlp", 0.9)], [], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 9, "dlp")) == \
+        [[("sixty-nine cougar", "STREET_ADDRESS")], [("Cougar", "STREET_ADDRESS")], [],  # "nine": a number word
+         [("42 Ashbury Lane", "STREET_ADDRESS")], [("ashbury", "STREET_ADDRESS")], [],  # "lane": the fill's own
+         [("maria dot lopez at gmail dot com", "EMAIL_ADDRESS")], [("Lopez", "EMAIL_ADDRESS")],
+         []]  # the provider names no one
+
+
+def test_verify_looks_for_the_words_the_masking_carries():
+    from veil.audit.verify_match import value_keys
+    from veil.mask.propagation import _rare_words
+
+    for value in ["sixty-nine cougar", "42 Ashbury Lane", "twelve Main Street"]:
+        assert {k for k, kind in value_keys(value, "STREET_ADDRESS") if kind == "part"} == \
+            set(_rare_words(value, "STREET_ADDRESS"))

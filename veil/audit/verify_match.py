@@ -15,7 +15,7 @@ its digit (``four 1 five`` is ``4 1 5``: written, spoken and mixed digits are on
 and for a value of several words, its identifying words alone (``part``): each word of a person's
 name (three letters or more, not a title or suffix the fill keeps), the user part of an e-mail
 address (never its provider: "gmail" of "maria@gmail.com" names a mail service that millions
-share), and of any other value the words rarer than :data:`RARE_ZIPF`; never a word the fill writes
+share), and of any other value the words rarer than :data:`veil.value_words.RARE_ZIPF`; never a word the fill writes
 of its own into substitutes ("Bank", "PLC", "Boulevard", "years old", a title) or a number word, and
 never a word of an occupation, a person's group, an age or a date
 (:data:`veil.mask.propagation.WHOLE_LABELS`: "disgruntled" of "disgruntled graduate student" names no one;
@@ -52,6 +52,7 @@ from typing import Iterable, Iterator, Sequence
 
 from veil.mask.propagation import WHOLE_LABELS
 from veil.shapes import DIGIT_WORDS
+from veil.value_words import RARE_ZIPF, kept_words, number_words, rare_word  # noqa: F401 (RARE_ZIPF: verify's)
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
 #: what follows the apostrophe of a contraction ("don't", "she's", "we'll")
@@ -70,9 +71,6 @@ LOOKALIKES = str.maketrans({
     "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "þ": "th", "Þ": "TH",
 })
 
-#: a word of a longer value (not a name) is looked for alone when rarer than this (wordfreq's Zipf
-#: scale: "northwind" 1.6, "mifflin" 3.0 and "lopez" 3.8 are; "abc" 4.2, "fund" 4.8 and "bank" 5.2 are not)
-RARE_ZIPF = 4.0
 #: types whose every word is identifying alone (a first or last name)
 NAME_LABELS = frozenset({"PERSON_NAME", "PERSON", "PER"})
 #: how many of wordfreq's most frequent words are everyday words (the detectors' ordinary-English test)
@@ -167,11 +165,11 @@ def value_keys(value: str, label: str = "") -> list[tuple[str, str]]:
         cands = words  # never a word of an occupation, a group, an age or a date alone ("disgruntled")
     else:
         cands = []
-    kept = _kept_words(label, value)
+    kept = kept_words(label, value)
     for w in cands:
         if len(w) < 3 or w.isdigit() or w in kept or any(w == k for k, _ in keys):
             continue
-        if user is not None or label in NAME_LABELS or _zipf(w) < RARE_ZIPF:
+        if user is not None or label in NAME_LABELS or rare_word(w, kept):
             keys.append((w, "part"))
     return keys
 
@@ -192,47 +190,6 @@ def _email_user(value: str, label: str) -> list[str] | None:
 _SAID_SYMBOLS = frozenset({"dot", "underscore", "dash", "hyphen", "period"})
 
 
-@lru_cache(maxsize=1)
-def _number_words() -> frozenset[str]:
-    from veil.textforms import cardinal, ordinal
-
-    words = {w for n in range(100) for w in cardinal(n) + ordinal(n)}
-    return frozenset(words | {"hundred", "thousand", "million", "billion", "hundreds", "thousands", "millions"})
-
-
-def _kept_words(label: str, value: str) -> frozenset[str]:
-    """Words of a value that name nothing alone: those the fill writes of its own into substitutes (any
-    shape's literal words: "Bank", "PLC", "Street", "Boulevard", "years old"; titles and suffixes of
-    names), those this value's shape keeps, and number words ("eighty" of "three eighty", "sixties" of "late
-    sixties")."""
-    from veil.shapes import atoms, shape_of
-
-    try:
-        shape = shape_of(label, value)
-    except (ValueError, KeyError):
-        shape = None
-    return _fill_words() | {a[1:-1].lower() for a in atoms(shape or "") if a.startswith("{")}
-
-
-@lru_cache(maxsize=1)
-def _fill_words() -> frozenset[str]:
-    from veil.gazetteer import CONNECTORS, NAME_SUFFIXES, ORG_KINDS, STREET_WORDS, TITLES
-    from veil.mask.detectors.personal import DECADES
-    from veil.shapes import LITERAL_WORDS
-
-    # a decade ("the sixties") names nothing alone, as a number word does: no part of the age "late sixties"
-    # (the whole age is still looked for; it is no everyday phrase)
-    words = set(LITERAL_WORDS) | set(TITLES) | NAME_SUFFIXES | ORG_KINDS | STREET_WORDS | CONNECTORS | set(DECADES)
-    return frozenset(w.lower() for w in words) | _number_words()
-
-
-@lru_cache(maxsize=65536)
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en")
-
-
 def everyday(word: str) -> bool:
     """An everyday English word (wordfreq's :data:`EVERYDAY_TOP`, as the detectors count them, plural too;
     a number word)."""
@@ -242,7 +199,7 @@ def everyday(word: str) -> bool:
         return False
     common = common_words(EVERYDAY_TOP)
     return (word in common or word[:-1] in common and word.endswith("s") or word[:-2] in common
-            and word.endswith("es") or word in _number_words())
+            and word.endswith("es") or word in number_words())
 
 
 def is_cased(texts: Iterable[str]) -> bool:

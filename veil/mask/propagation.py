@@ -20,6 +20,12 @@ call the word and the name cannot be told apart. A carried name that only part o
 spans overlap and the engine unites them. A name is the same name spelled: "C a n d y" masked carries "Candy"
 (as any name: as written with its capital where it is a common word), and "Candy" carries "c a n d y" and
 "c-a-n-d-y" in any case (spelled letters are no everyday talk).
+
+Of any other value of several words (a street address, an e-mail address), the words that identify alone
+(:mod:`veil.value_words`: rarer than everyday words, and none a street word, number word or word the fill
+writes of its own) are carried in any case: "sixty-nine cougar" masked as a street carries "Cougar", "42
+Ashbury Lane" carries "ashbury", "maria dot lopez at gmail dot com" carries "Lopez" (never "gmail"). `veil
+verify` looks for exactly these words.
 """
 
 from __future__ import annotations
@@ -66,9 +72,11 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
 
     for i in members:
         for sp in spans[i]:
-            if sp.label not in GROUP_LABELS:
-                continue
             surface = texts[i][sp.start:sp.end]
+            if sp.label not in GROUP_LABELS:
+                for w in _rare_words(surface, sp.label):  # "cougar" of the street "sixty-nine cougar"
+                    anycase.setdefault(w, sp.label)
+                continue
             add(surface, sp.label)
             if sp.label in WHOLE_LABELS:
                 continue
@@ -81,6 +89,20 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
                 for sep in " -":
                     anycase.setdefault(sep.join(m.group().lower()), sp.label)
     return anycase, exact
+
+
+def _rare_words(surface: str, label: str) -> list[str]:
+    """The words of another value of several words (a street address, an e-mail's user part; not a name,
+    which the group labels carry) that identify alone (:func:`veil.value_words.rare_word`), lower-case."""
+    from veil.value_words import kept_words, rare_word
+
+    if "EMAIL" in label.upper():  # the user part: the provider ("gmail") is shared by millions
+        surface = re.split(r"@|\s+at\s+", surface, flags=re.IGNORECASE)[0]
+    elif len(re.findall(r"\w+", surface)) < 2:
+        return []  # a value of one word is found whole, as the engine finds it again
+    words = [w.lower() for w in _WORD.findall(surface)]
+    kept = kept_words(label, surface)
+    return [w for w in words if rare_word(w, kept)]
 
 
 def _pattern(keys: list[str], flags: int) -> re.Pattern[str] | None:
