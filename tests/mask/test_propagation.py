@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from veil.mask.base import Masker
 from veil.mask.engine import MaskingEngine
-from veil.mask.propagation import propagate_group
+from veil.mask.propagation import propagate_group, propagate_parts
 from veil.mask.placeholders import merge_spans
 from veil.types import Document, Span
 
@@ -138,7 +138,7 @@ def test_the_rare_words_of_an_address_or_an_e_mail_travel_and_street_and_number_
              "mail maria dot lopez at gmail dot com", "Lopez here", "I use gmail"]
     spans = [[Span(2, 19, "STREET_ADDRESS", "dlp", 0.9)], [], [], [Span(0, 15, "STREET_ADDRESS", "dlp", 0.9)], [], [],
              [Span(5, 37, "EMAIL_ADDRESS", "dlp", 0.9)], [], []]
-    assert _found(texts, propagate_group(texts, spans, ["a"] * 9, "dlp")) == \
+    assert _found(texts, propagate_parts(texts, spans, ["a"] * 9)) == \
         [[("sixty-nine cougar", "STREET_ADDRESS")], [("Cougar", "STREET_ADDRESS")], [],  # "nine": a number word
          [("42 Ashbury Lane", "STREET_ADDRESS")], [("ashbury", "STREET_ADDRESS")], [],  # "lane": the fill's own
          [("maria dot lopez at gmail dot com", "EMAIL_ADDRESS")], [("Lopez", "EMAIL_ADDRESS")],
@@ -152,3 +152,39 @@ def test_verify_looks_for_the_words_the_masking_carries():
     for value in ["sixty-nine cougar", "42 Ashbury Lane", "twelve Main Street"]:
         assert {k for k, kind in value_keys(value, "STREET_ADDRESS") if kind == "part"} == \
             set(_rare_words(value, "STREET_ADDRESS"))
+
+
+class _Finds(Masker):
+    """Finds one fixed stretch, with one label."""
+
+    def __init__(self, name, stretch, label):
+        self.name, self.stretch, self.label = name, stretch, label
+
+    def detect(self, text):
+        i = text.find(self.stretch)
+        return [] if i < 0 else [Span(i, i + len(self.stretch), self.label, self.name, 0.9)]
+
+
+def test_the_engine_carries_the_words_of_a_value_only_the_merged_spans_make_whole():
+    # the tagger reads "eighty Volvo" as a date (carried whole only), dlp "nineteen eighty" as a number: merged, the
+    # value is "nineteen eighty Volvo", whose "Volvo" verify looks for elsewhere in the call
+    docs = [Document(id="1", text="I found a nineteen eighty Volvo wagon.", group="c"),
+            Document(id="2", text="I would prefer the Volvo, I think.", group="c"),
+            Document(id="3", text="I would prefer the Volvo, I think.", group="d"),
+            Document(id="4", text="the volvo [PERSON_NAME_1] there", group="c")]
+    engine = MaskingEngine([_Finds("neural_tagger", "eighty Volvo", "DATE"),
+                            _Finds("dlp", "nineteen eighty", "NUMBER")])
+    found = engine.detect(docs)
+    assert [[(d.text[s.start:s.end], s.label) for s in sp] for d, sp in zip(docs, found)] == \
+        [[("nineteen eighty Volvo", "NUMBER")], [("Volvo", "NUMBER")], [], [("volvo", "NUMBER")]]
+    kept = MaskingEngine(engine.maskers, exclude=["volvo"]).detect(docs)  # the never-mask list holds for it too
+    assert [len(sp) for sp in kept] == [1, 0, 0, 0]
+
+
+def test_a_lower_case_name_of_two_letters_travels_unless_it_is_a_common_word():
+    texts = ["functions as a qw", "as if to a qw", "QW here", "this is jo", "tell jo", "we go to it", "go to bed"]
+    spans = [[Span(15, 17, "PERSON_NAME", "t", 0.9)], [], [], [Span(8, 10, "PERSON_NAME", "t", 0.9)], [],
+             [Span(6, 8, "PERSON_NAME", "t", 0.9)], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 7, "t")) == \
+        [[("qw", "PERSON_NAME")], [("qw", "PERSON_NAME")], [], [("jo", "PERSON_NAME")], [("jo", "PERSON_NAME")],
+         [("to", "PERSON_NAME")], []]  # "to" read as a name once is no name elsewhere

@@ -73,7 +73,32 @@ class MaskingEngine:
                 mine.append(spans)
             each.append(mine)
         merged = [merge_spans([s for per_masker in each for s in per_masker[i]]) for i in range(len(docs))]
+        groups = [d.group for d in docs]
+        if any(g is not None for g in groups):
+            merged = self._carry_parts(docs, merged, groups, protected)
         return merged, each
+
+    def _carry_parts(self, docs: Sequence[Document], merged: list[list[Span]], groups: Sequence[str | None],
+                     protected: dict[int, list[tuple[int, int]]]) -> list[list[Span]]:
+        """The merged spans with the words that identify alone of a group's other values (a street's name, a
+        car of "nineteen eighty Volvo") added wherever the group says them
+        (:func:`veil.mask.propagation.propagate_parts`), under the never-mask list and the protected stretches
+        as any masker's spans."""
+        from veil.mask.propagation import propagate_parts
+
+        texts = [d.text for d in docs]
+        carried = propagate_parts(texts, merged, groups)
+        for i, (before, after) in enumerate(zip(merged, carried)):
+            if len(after) == len(before):
+                continue
+            new = [s for s in after if s not in before]
+            if self.exclude:
+                new = [s for s in new if normalise_surface(texts[i][s.start:s.end]) not in self.exclude]
+            if new:
+                if i not in protected:
+                    protected[i] = self._protected(texts[i])
+                merged[i] = merge_spans(before + self._cut_protected(texts[i], new, protected[i]))
+        return merged
 
     def _detect_all(self, texts: list[str], groups: Sequence[str | None] = ()) -> list[list[list[Span]]]:
         """Every masker's spans, in masker order; one that releases the GIL runs in a thread meanwhile. Where the

@@ -13,7 +13,8 @@ What is carried: each name as found (a person's condition or group, ``DEMOGRAPHI
 its parts), and each part of three letters or more ("Hope Ashworth": "Hope", "Ashworth"; "Ford Taurus":
 "Taurus"); an acronym said letter by letter ("T I", "G M") as written, in capitals. A name or part that is
 one of the 5,000 commonest words ("hope", "will", "mark") is matched only as written with its capital
-("Hope", not "I hope so"; "AIDS"), as is a name of two letters ("Cy"); one that is not is matched in any
+("Hope", not "I hope so"; "AIDS"), as is a name of two letters ("Cy"; "qw" as written, where it is no
+common word: never "is" or "to"); one that is not is matched in any
 case ("ashworth"). A lower-case common word alone ("this is will") is carried nowhere: in a lower-cased
 call the word and the name cannot be told apart. A carried name that only part of a span covers where it is said again
 ("Tex-Mex" where the tagger read "Mex Mexican", "Dodge Aries" where it read "Aries") is masked whole: the
@@ -61,8 +62,9 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
             exact.setdefault(surface, label)  # "T I": the capitals as said, never "t i" in lower-case talk
             return
         if sum(c.isalnum() for c in surface) < 3:
-            if len(surface) == 2 and surface.isalpha() and surface[0].isupper() and surface[1].islower():
-                exact.setdefault(surface, label)  # "Cy", "Ed": a name of two letters, only as written
+            if len(surface) == 2 and surface.isalpha() and (surface[0].isupper() and surface[1].islower()
+                                                            or surface.lower() not in common):
+                exact.setdefault(surface, label)  # "Cy", "Ed", "qw": a name of two letters, only as written
             return
         low = surface.lower()
         if " " in surface or low not in common:
@@ -72,11 +74,9 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
 
     for i in members:
         for sp in spans[i]:
-            surface = texts[i][sp.start:sp.end]
             if sp.label not in GROUP_LABELS:
-                for w in _rare_words(surface, sp.label):  # "cougar" of the street "sixty-nine cougar"
-                    anycase.setdefault(w, sp.label)
                 continue
+            surface = texts[i][sp.start:sp.end]
             add(surface, sp.label)
             if sp.label in WHOLE_LABELS:
                 continue
@@ -112,41 +112,72 @@ def _pattern(keys: list[str], flags: int) -> re.Pattern[str] | None:
                       flags)
 
 
+def _members(groups: Sequence[Hashable | None]) -> list[list[int]]:
+    """The records of each group of two records or more."""
+    members: dict[Hashable, list[int]] = {}
+    for i, g in enumerate(groups):
+        if g is not None:
+            members.setdefault(g, []).append(i)
+    return [idx for idx in members.values() if len(idx) > 1]
+
+
+def _carry(texts: Sequence[str], out: list[list[Span]], idx: Sequence[int], anycase: dict, exact: dict,
+           source: str) -> None:
+    """Add to ``out[i]``, for each record ``i`` of a group, a span wherever a key of ``anycase`` (matched in any
+    case) or ``exact`` (as written) stands and no span holds it: the key's label, and its source if the
+    table gives ``(label, source)``, else ``source``."""
+    import bisect
+    import itertools
+
+    patterns = [(p, table, low) for p, table, low in ((_pattern(list(anycase), re.IGNORECASE), anycase, True),
+                                                       (_pattern(list(exact), 0), exact, False)) if p is not None]
+    if not patterns:
+        return
+    for i in idx:
+        text = texts[i]
+        added: list[Span] = []
+        for pattern, table, low in patterns:
+            have = sorted((sp.start, sp.end) for sp in out[i] + added)
+            starts = [s for s, _ in have]
+            reach = list(itertools.accumulate((e for _, e in have), max))  # the furthest end of the first k
+            for m in pattern.finditer(text):
+                k = bisect.bisect_right(starts, m.start())  # the spans starting at or before the match
+                if k > 0 and reach[k - 1] >= m.end():
+                    continue  # one span holds it already
+                label = table.get(m.group().lower() if low else m.group())
+                if label is not None:
+                    label, src = label if isinstance(label, tuple) else (label, source)
+                    added.append(Span(m.start(), m.end(), label, src, 1.0))
+        if added:
+            out[i] = sorted(out[i] + added, key=lambda sp: (sp.start, sp.end))
+
+
 def propagate_group(texts: Sequence[str], spans: Sequence[list[Span]], groups: Sequence[Hashable | None],
                     source: str) -> list[list[Span]]:
     """``spans`` per text, with every occurrence in a record of a name found in another record of its
     group (or elsewhere in its own) added where no span covers it. Records without a group, and groups of one
     record, are left as they are."""
-    import bisect
-    import itertools
-
-    members: dict[Hashable, list[int]] = {}
-    for i, g in enumerate(groups):
-        if g is not None:
-            members.setdefault(g, []).append(i)
     out = [list(s) for s in spans]
-    for idx in members.values():
-        if len(idx) < 2:
-            continue
+    for idx in _members(groups):
         anycase, exact = _names(texts, spans, idx)
-        patterns = [(p, table, low) for p, table, low in ((_pattern(list(anycase), re.IGNORECASE), anycase, True),
-                                                           (_pattern(list(exact), 0), exact, False)) if p is not None]
-        if not patterns:
-            continue
+        _carry(texts, out, idx, anycase, exact, source)
+    return out
+
+
+def propagate_parts(texts: Sequence[str], spans: Sequence[list[Span]],
+                    groups: Sequence[Hashable | None]) -> list[list[Span]]:
+    """``spans`` per text (the maskers' spans merged), with every occurrence in a record of a word that
+    identifies alone (:func:`_rare_words`) of a value of another label than a name's, found in a record of its
+    group, added where no span covers it: the value's label and source. Run on the merged spans, since a
+    value's extent is known only there ("eighty Volvo" a date to the tagger and "nineteen eighty" a number to
+    ``dlp`` are one value, "nineteen eighty Volvo", whose "Volvo" `veil verify` looks for)."""
+    out = [list(s) for s in spans]
+    for idx in _members(groups):
+        anycase: dict[str, tuple[str, str]] = {}
         for i in idx:
-            text = texts[i]
-            added: list[Span] = []
-            for pattern, table, low in patterns:
-                have = sorted((sp.start, sp.end) for sp in out[i] + added)
-                starts = [s for s, _ in have]
-                reach = list(itertools.accumulate((e for _, e in have), max))  # the furthest end of the first k
-                for m in pattern.finditer(text):
-                    k = bisect.bisect_right(starts, m.start())  # the spans starting at or before the match
-                    if k > 0 and reach[k - 1] >= m.end():
-                        continue  # one span holds it already
-                    label = table.get(m.group().lower() if low else m.group())
-                    if label is not None:
-                        added.append(Span(m.start(), m.end(), label, source, 1.0))
-            if added:
-                out[i] = sorted(out[i] + added, key=lambda sp: (sp.start, sp.end))
+            for sp in spans[i]:
+                if sp.label not in GROUP_LABELS:
+                    for w in _rare_words(texts[i][sp.start:sp.end], sp.label):
+                        anycase.setdefault(w, (sp.label, sp.source))
+        _carry(texts, out, idx, anycase, {}, "")
     return out
