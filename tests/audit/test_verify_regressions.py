@@ -106,6 +106,12 @@ def test_every_form_the_masker_normalises_is_found(value, label, text):
     ("Nitny Valley Symphony", "LOCATION", "the Nitny was good", True, 1),
     ("Subaru", "ORGANIZATION_NAME", "we had a Subaru then", True, 1),
     ("Northwind Bank", "ORGANIZATION_NAME", "the bank of Northwind", True, 1),  # a rare word of it
+    ("Amy", "PERSON_NAME", "when there's a, my understanding", True, 0),  # "a" + "my" is no word of "Amy"
+    ("Amy", "PERSON_NAME", "it's A-M-Y, Amy", True, 2),  # spelled, and said
+    ("Maria Lopez", "PERSON_NAME", "ask maria-lopez", True, 1),  # the value's words, however joined
+    ("Lopez", "PERSON_NAME", "the lo pez thing", True, 0),
+    ("maria.lopez@gmail.com", "EMAIL_ADDRESS", "maria dot lopez at gmail dot com", True, 1),
+    ("415-555-0199", "PHONE_NUMBER", "call four 1 five 55 50199", True, 1),  # digits grouped any way
 ])
 def test_everyday_words_count_only_as_the_value_they_were(value, label, text, cased, expected):
     assert len(find_survivors(text, removed([(label, value)])[0], "d", "text", cased=cased)) == expected

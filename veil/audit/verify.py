@@ -38,6 +38,7 @@ from __future__ import annotations
 import bisect
 import json
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -109,6 +110,8 @@ def find_survivors(text: str, values: Sequence[Removed] | Matcher, doc: str, fie
         near = subs[max(0, bisect.bisect_right(sub_starts, s) - 1):bisect.bisect_left(sub_starts, e)]
         if any(ss <= s and e <= se for ss, se in near):
             continue
+        if b > a and not _word_aligned(idx, a, b, entries):
+            continue  # "a, my" is no "Amy": a word of the match is no word of the value
         v, kind = entries[0]
         # a person's whole name ("mark smith"), an e-mail or phone said ("maria dot lopez at ..."), an
         # e-mail's user part ("maria lopez"): that one anywhere; a plain phrase ("taxi driver") by its reading
@@ -148,6 +151,26 @@ def _capitalised_in(value: str, word: str) -> bool:
     from veil.audit.verify_match import fold
 
     return any(fold(t)[0] == word and t[:1].isupper() for t in value_tokens(value))
+
+
+def _word_aligned(idx: TextIndex, a: int, b: int, entries: Sequence[tuple[Removed, str]]) -> bool:
+    """Whether a match of several tokens reads as the value: each token a digit run, a single letter (spelled),
+    or a word of the value as written or said ("maria-lopez" for "Maria Lopez"; not "a, my" for "Amy")."""
+    return any(all(len(t) == 1 or t.isdigit() or t in _value_words(v.value, kind == "spoken")
+                   for t in idx.norm[a:b + 1]) for v, kind in entries)
+
+
+@lru_cache(maxsize=65536)
+def _value_words(value: str, spoken: bool) -> frozenset[str]:
+    """The value's normal-form tokens, and with ``spoken`` those of its speech-recognition form."""
+    from veil.audit.verify_match import norm_tokens
+
+    words = set(norm_tokens(value))
+    if spoken:
+        from veil.textforms import transform
+
+        words.update(norm_tokens(transform(value, [], "asr")[0]))
+    return frozenset(words)
 
 
 def value_tokens(value: str) -> list[str]:

@@ -24,7 +24,9 @@ the masking carries these over a call as said, never by their words).
 **Scan.** A key matches a run of consecutive tokens whose joined text equals it, so ``Maria Lopez``
 is found as ``maria-lopez`` and spelled ``M-A-R-I-A L-O-P-E-Z``; no match starts at the tail of a
 contraction ("don't, I think" holds no "T I") and no match of several tokens holds the letter that begins
-one ("G T, I'm sorry" holds no "T I" either). All keys of a document go into one
+one ("G T, I'm sorry" holds no "T I" either), and a match of several tokens counts only where each is a
+digit run, a single letter or a word of the value as written or said ("maria-lopez" is "Maria Lopez",
+"a, my" is no "Amy": ``veil.audit.verify``). All keys of a document go into one
 table with every prefix of every key; each token starts a walk that stops as soon as the tokens
 read so far are no key's prefix, so the scan costs the number of tokens times at most the longest
 key: linear in the length of the text.
