@@ -157,6 +157,8 @@ def test_verify_looks_for_the_words_the_masking_carries():
 class _Finds(Masker):
     """Finds one fixed stretch, with one label."""
 
+    carries_groups = True
+
     def __init__(self, name, stretch, label):
         self.name, self.stretch, self.label = name, stretch, label
 
@@ -179,6 +181,12 @@ def test_the_engine_carries_the_words_of_a_value_only_the_merged_spans_make_whol
         [[("nineteen eighty Volvo", "NUMBER")], [("Volvo", "NUMBER")], [], [("volvo", "NUMBER")]]
     kept = MaskingEngine(engine.maskers, exclude=["volvo"]).detect(docs)  # the never-mask list holds for it too
     assert [len(sp) for sp in kept] == [1, 0, 0, 0]
+
+    class _Alone(_Finds):
+        carries_groups = False
+
+    alone = MaskingEngine([_Alone("neural_tagger", "eighty Volvo", "DATE"), _Alone("dlp", "nineteen eighty", "NUMBER")])
+    assert [len(sp) for sp in alone.detect(docs)] == [1, 0, 0, 0]  # no masker carries over a call: nothing does
 
 
 def test_a_lower_case_name_of_two_letters_travels_unless_it_is_a_common_word():

@@ -84,6 +84,9 @@ class DLPMasker(Masker):
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
         return [self.detect(t) for t in texts]
 
+    #: what it finds in one record of a group is masked in the group's others
+    carries_groups = True
+
     def propagate_group(self, texts: Sequence[str], spans: Sequence[list[Span]],
                         groups: Sequence[object]) -> list[list[Span]]:
         """A name or a person's group (``DEMOGRAPHIC``: "the American people") found in one record of a group

@@ -74,7 +74,7 @@ class MaskingEngine:
             each.append(mine)
         merged = [merge_spans([s for per_masker in each for s in per_masker[i]]) for i in range(len(docs))]
         groups = [d.group for d in docs]
-        if any(g is not None for g in groups):
+        if any(g is not None for g in groups) and any(getattr(m, "carries_groups", False) for m in self.maskers):
             merged = self._carry_parts(docs, merged, groups, protected)
         return merged, each
 
@@ -83,7 +83,8 @@ class MaskingEngine:
         """The merged spans with the words that identify alone of a group's other values (a street's name, a
         car of "nineteen eighty Volvo") added wherever the group says them
         (:func:`veil.mask.propagation.propagate_parts`), under the never-mask list and the protected stretches
-        as any masker's spans."""
+        as any masker's spans. Only where a masker carries what it finds over a group (``carries_groups``: ``dlp``;
+        ``neural_tagger`` unless ``group_propagate=false``)."""
         from veil.mask.propagation import propagate_parts
 
         texts = [d.text for d in docs]

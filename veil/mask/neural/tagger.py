@@ -330,11 +330,16 @@ class NeuralTaggerMasker(Masker):
         scored = self.score_batch(texts)
         return [self.decode_scored(t, sc) for t, sc in zip(texts, scored)]
 
+    @property
+    def carries_groups(self) -> bool:
+        """Whether what it finds in one record of a group is masked in the group's others."""
+        return bool(self.propagate and self.group_propagate)
+
     def propagate_group(self, texts: Sequence[str], spans: Sequence[list[Span]],
                         groups: Sequence[Any]) -> list[list[Span]]:
         """With ``propagate``, a person's name found in one record of a group is masked in every record of that
         group (:func:`veil.mask.propagation.propagate_group`); never across groups."""
-        if not (self.propagate and self.group_propagate):
+        if not self.carries_groups:
             return list(spans)
         from veil.mask.propagation import propagate_group
 
