@@ -106,6 +106,10 @@ def test_every_form_the_masker_normalises_is_found(value, label, text):
     ("Nitny Valley Symphony", "LOCATION", "the Nitny was good", True, 1),
     ("Subaru", "ORGANIZATION_NAME", "we had a Subaru then", True, 1),
     ("Northwind Bank", "ORGANIZATION_NAME", "the bank of Northwind", True, 1),  # a rare word of it
+    ("T I", "ORGANIZATION_NAME", "Over in T, I mean for the firm", True, 0),  # the pronoun before its verb
+    ("T I", "ORGANIZATION_NAME", "he is at T I, then", True, 1),
+    ("A T", "ORGANIZATION_NAME", "It's a T M compatible.", True, 0),  # the article, then a letter
+    ("A T", "ORGANIZATION_NAME", "It's an A T compatible.", True, 1),
     ("Amy", "PERSON_NAME", "when there's a, my understanding", True, 0),  # "a" + "my" is no word of "Amy"
     ("Amy", "PERSON_NAME", "it's A-M-Y, Amy", True, 2),  # spelled, and said
     ("Maria Lopez", "PERSON_NAME", "ask maria-lopez", True, 1),  # the value's words, however joined

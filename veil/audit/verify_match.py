@@ -23,13 +23,14 @@ the masking carries these over a call as said, never by their words).
 
 **Scan.** A key matches a run of consecutive tokens whose joined text equals it, so ``Maria Lopez``
 is found as ``maria-lopez`` and spelled ``M-A-R-I-A L-O-P-E-Z``; no match starts at the tail of a
-contraction ("don't, I think" holds no "T I") and no match of several tokens holds the letter that begins
-one ("G T, I'm sorry" holds no "T I" either), and a match of several tokens counts only where each is a
-digit run, a single letter or a word of the value as written or said ("maria-lopez" is "Maria Lopez",
-"a, my" is no "Amy": ``veil.audit.verify``). All keys of a document go into one
-table with every prefix of every key; each token starts a walk that stops as soon as the tokens
-read so far are no key's prefix, so the scan costs the number of tokens times at most the longest
-key: linear in the length of the text.
+contraction ("don't, I think" holds no "T I"), and no match of several tokens holds a letter that is a
+word: the one that begins a contraction ("G T, I'm sorry" holds no "T I" either), "I" before a word that
+follows the pronoun ("T, I mean"), a lower-case "a" before a capital letter (the article of "a T M"). A
+match of several tokens counts only where each is a digit run, a single letter or a word of the value as
+written or said ("maria-lopez" is "Maria Lopez", "a, my" is no "Amy": ``veil.audit.verify``). All keys
+of a document go into one table with every prefix of every key; each token starts a walk that stops as
+soon as the tokens read so far are no key's prefix, so the scan costs the number of tokens times at most
+the longest key: linear in the length of the text.
 
 **Everyday words.** A match made only of everyday English words (the detectors' test,
 :func:`veil.mask.allow_list.common_words`: "mark", "hope", "teaching", "ski resorts", "five or
@@ -57,6 +58,9 @@ from veil.shapes import DIGIT_WORDS
 from veil.value_words import RARE_ZIPF, kept_words, number_words, rare_word  # noqa: F401 (RARE_ZIPF: verify's)
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
+#: words that follow the pronoun "I" ("T, I mean"): an "I" before one is the pronoun, never a spelled letter
+PRONOUN_VERBS = frozenset("""mean meant think thought guess know knew was am have had would will could can
+ said say do did don didn just really believe suppose see saw want like got get go went wish hope feel""".split())
 #: what follows the apostrophe of a contraction ("don't", "she's", "we'll")
 _CONTRACTION_TAILS = frozenset({"t", "s", "d", "ll", "re", "ve", "m"})
 #: a spoken digit, read as the digit ("oh" as zero: "five five five oh one")
@@ -143,6 +147,11 @@ class TextIndex:
             self.spoken.append(d is not None)
             self.words.append(m.group())
             self.head.append(False)
+        for k, (s, e) in enumerate(self.tokens[:-1]):  # a letter that is a word: "I mean", "a T M"
+            if e - s == 1 and (text[s] == "I" and self.words[k + 1] in PRONOUN_VERBS
+                               or text[s] == "a" and self.tokens[k + 1][1] - self.tokens[k + 1][0] == 1
+                               and text[self.tokens[k + 1][0]].isupper()):
+                self.head[k] = True
 
     @property
     def joined(self) -> str:
