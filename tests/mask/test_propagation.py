@@ -196,3 +196,14 @@ def test_a_lower_case_name_of_two_letters_travels_unless_it_is_a_common_word():
     assert _found(texts, propagate_group(texts, spans, ["a"] * 7, "t")) == \
         [[("qw", "PERSON_NAME")], [("qw", "PERSON_NAME")], [], [("jo", "PERSON_NAME")], [("jo", "PERSON_NAME")],
          [("to", "PERSON_NAME")], []]  # "to" read as a name once is no name elsewhere
+
+
+def test_a_number_of_three_digits_or_more_travels_whole_as_said():
+    texts = ["money in a Four Oh One K.", "our four oh one k plans", "one k only", "call five five five", "at 555 then",
+             "five dollars", "it was five dollars"]
+    spans = [[Span(11, 24, "PHONE_NUMBER", "neural_tagger", 0.9)], [], [], [Span(5, 19, "PHONE_NUMBER", "dlp", 0.9)],
+             [], [Span(0, 12, "MONEY", "dlp", 0.9)], []]
+    assert _found(texts, propagate_parts(texts, spans, ["a"] * 7)) == \
+        [[("Four Oh One K", "PHONE_NUMBER")], [("four oh one k", "PHONE_NUMBER")], [],
+         [("five five five", "PHONE_NUMBER")], [],  # as said only: written in digits it is not carried
+         [("five dollars", "MONEY")], []]  # two digits: an everyday phrase

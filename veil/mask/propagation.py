@@ -25,8 +25,11 @@ spans overlap and the engine unites them. A name is the same name spelled: "C a 
 Of any other value of several words (a street address, an e-mail address), the words that identify alone
 (:mod:`veil.value_words`: rarer than everyday words, and none a street word, number word or word the fill
 writes of its own) are carried in any case: "sixty-nine cougar" masked as a street carries "Cougar", "42
-Ashbury Lane" carries "ashbury", "maria dot lopez at gmail dot com" carries "Lopez" (never "gmail"). `veil
-verify` looks for exactly these words.
+Ashbury Lane" carries "ashbury", "maria dot lopez at gmail dot com" carries "Lopez" (never "gmail"). Any
+other value of three digits or more, written or said ("Four Oh One K", "five five five oh one"), is carried
+whole as said (not in another form: "555" for "five five five", which `veil verify` reads as one; a
+transcript writes its numbers one way). `veil verify` looks for exactly these. Both run on the maskers'
+merged spans (:func:`propagate_parts`).
 """
 
 from __future__ import annotations
@@ -105,6 +108,14 @@ def _rare_words(surface: str, label: str) -> list[str]:
     return [w for w in words if rare_word(w, kept)]
 
 
+def _digits(surface: str) -> int:
+    """The digits of a value, written or said one by one ("four oh one k": 3)."""
+    from veil.shapes import DIGIT_WORDS
+
+    said = set(DIGIT_WORDS) | {"oh"}
+    return sum(c.isdigit() for c in surface) + sum(w.lower() in said for w in re.findall(r"[^\W\d_]+", surface))
+
+
 def _pattern(keys: list[str], flags: int) -> re.Pattern[str] | None:
     if not keys:
         return None
@@ -168,7 +179,8 @@ def propagate_parts(texts: Sequence[str], spans: Sequence[list[Span]],
                     groups: Sequence[Hashable | None]) -> list[list[Span]]:
     """``spans`` per text (the maskers' spans merged), with every occurrence in a record of a word that
     identifies alone (:func:`_rare_words`) of a value of another label than a name's, found in a record of its
-    group, added where no span covers it: the value's label and source. Run on the merged spans, since a
+    group, and of such a value with three digits or more (written or said: "Four Oh One K") said whole, added
+    where no span covers it: the value's label and source. Run on the merged spans, since a
     value's extent is known only there ("eighty Volvo" a date to the tagger and "nineteen eighty" a number to
     ``dlp`` are one value, "nineteen eighty Volvo", whose "Volvo" `veil verify` looks for)."""
     out = [list(s) for s in spans]
@@ -177,7 +189,10 @@ def propagate_parts(texts: Sequence[str], spans: Sequence[list[Span]],
         for i in idx:
             for sp in spans[i]:
                 if sp.label not in GROUP_LABELS:
-                    for w in _rare_words(texts[i][sp.start:sp.end], sp.label):
+                    surface = texts[i][sp.start:sp.end]
+                    if _digits(surface) >= 3:  # "Four Oh One K", "five five five oh one": the number as said
+                        anycase.setdefault(surface.lower(), (sp.label, sp.source))
+                    for w in _rare_words(surface, sp.label):
                         anycase.setdefault(w, (sp.label, sp.source))
         _carry(texts, out, idx, anycase, {}, "")
     return out
