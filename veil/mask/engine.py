@@ -80,8 +80,8 @@ class MaskingEngine:
 
     def _carry_parts(self, docs: Sequence[Document], merged: list[list[Span]], groups: Sequence[str | None],
                      protected: dict[int, list[tuple[int, int]]]) -> list[list[Span]]:
-        """The merged spans with the words that identify alone of a group's other values (a street's name, a
-        car of "nineteen eighty Volvo") added wherever the group says them
+        """The merged spans with the words that identify alone of a group's other values (a street's name, the
+        car of "nineteen eighty Volvo") and its numbers of three digits or more added wherever the group says them
         (:func:`veil.mask.propagation.propagate_parts`), under the never-mask list and the protected stretches
         as any masker's spans. Only where a masker carries what it finds over a group (``carries_groups``: ``dlp``;
         ``neural_tagger`` unless ``group_propagate=false``)."""
