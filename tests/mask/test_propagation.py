@@ -44,11 +44,15 @@ def test_names_of_every_kind_travel_and_a_lower_case_common_word_alone_does_not(
 
 
 def test_parts_and_spelled_acronyms_travel_as_written():
-    texts = ["we live in New Hampshire", "hampshire pigs", "a new car", "I worked at T I", "T I's stock", "t i"]
-    spans = [[Span(11, 24, "LOCATION", "t", 0.9)], [], [], [Span(12, 15, "ORGANIZATION_NAME", "t", 0.9)], [], []]
-    assert _found(texts, propagate_group(texts, spans, ["a"] * 6, "t")) == \
+    texts = ["we live in New Hampshire", "hampshire pigs", "a new car", "I worked at T I", "T I's stock", "t i",
+             "money for TI, here", "ti", "he is at IBM", "I B M hired", "i b m"]
+    spans = [[Span(11, 24, "LOCATION", "t", 0.9)], [], [], [Span(12, 15, "ORGANIZATION_NAME", "t", 0.9)], [], [],
+             [], [], [Span(9, 12, "ORGANIZATION_NAME", "t", 0.9)], [], []]
+    assert _found(texts, propagate_group(texts, spans, ["a"] * 11, "t")) == \
         [[("New Hampshire", "LOCATION")], [("hampshire", "LOCATION")], [], [("T I", "ORGANIZATION_NAME")],
-         [("T I", "ORGANIZATION_NAME")], []]
+         [("T I", "ORGANIZATION_NAME")], [],
+         [("TI", "ORGANIZATION_NAME")], [],  # spelled and joined are one acronym, in capitals
+         [("IBM", "ORGANIZATION_NAME")], [("I B M", "ORGANIZATION_NAME")], [("i b m", "ORGANIZATION_NAME")]]
 
 
 class _OneName(Masker):

@@ -11,7 +11,8 @@ in one utterance and left in another.
 What is carried: each name as found (a person's condition or group, ``DEMOGRAPHIC``: "American",
 "Hispanic"; an occupation, "housewife"; an age, "late sixties"; a date, "Monday": each as found and never by
 its parts), and each part of three letters or more ("Hope Ashworth": "Hope", "Ashworth"; "Ford Taurus":
-"Taurus"); an acronym said letter by letter ("T I", "G M") as written, in capitals. A name or part that is
+"Taurus"); an acronym said letter by letter ("T I", "G M") as written, in capitals, and joined ("TI"), and
+one written joined ("IBM") said letter by letter ("I B M"). A name or part that is
 one of the 5,000 commonest words ("hope", "will", "mark") is matched only as written with its capital
 ("Hope", not "I hope so"; "AIDS"), as is a name of two letters ("Cy"; "qw" as written, where it is no
 common word: never "is" or "to"); one that is not is matched in any
@@ -63,7 +64,10 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
     def add(surface: str, label: str) -> None:
         if _SPELLED.fullmatch(surface):
             exact.setdefault(surface, label)  # "T I": the capitals as said, never "t i" in lower-case talk
+            exact.setdefault(surface.replace(" ", ""), label)  # and written as one word: "TI"
             return
+        if surface.isupper() and surface.isalpha() and 1 < len(surface) <= 6:
+            exact.setdefault(" ".join(surface), label)  # "IBM" said letter by letter: "I B M"
         if sum(c.isalnum() for c in surface) < 3:
             if len(surface) == 2 and surface.isalpha() and (surface[0].isupper() and surface[1].islower()
                                                             or surface.lower() not in common):
