@@ -155,7 +155,7 @@ def plant(orig: Path, masked: Path, filled: Path, seed: int) -> dict[str, tuple[
     # a person's name as a name is written (every word capitalised, three letters or more, none a word the
     # fill writes of its own: "Cafe" of "Cafe Max", "Governor" of "Governor Mario"): the tagger also tags
     # car makes, restaurants and sayings as names
-    from veil.value_words import fill_words
+    from veil.mask.value_words import fill_words
 
     names = [(d, v) for d, vs in sorted(values.items()) for _, lab, v in vs
              if lab == "PERSON_NAME" and " " in v and d.split("-")[1] not in ADDED

@@ -15,9 +15,9 @@ its digit (``four 1 five`` is ``4 1 5``: written, spoken and mixed digits are on
 and for a value of several words, its identifying words alone (``part``): each word of a person's
 name (three letters or more, not a title or suffix the fill keeps), the user part of an e-mail
 address (never its provider: "gmail" of "maria@gmail.com" names a mail service that millions
-share), and of any other value the words rarer than :data:`veil.value_words.RARE_ZIPF`; never a word the fill writes
-of its own into substitutes ("Bank", "PLC", "Boulevard", "years old", a title) or a number word, and
-never a word of an occupation, a person's group, an age or a date
+share), and of any other value the words rarer than :data:`veil.mask.value_words.RARE_ZIPF`; never a
+word the fill writes of its own into substitutes ("Bank", "PLC", "Boulevard", "years old", a title) or a
+number word, and never a word of an occupation, a person's group, an age or a date
 (:data:`veil.mask.propagation.WHOLE_LABELS`: "disgruntled" of "disgruntled graduate student" names no one;
 the masking carries these over a call as said, never by their words).
 
@@ -55,7 +55,7 @@ from typing import Iterable, Iterator, Sequence
 
 from veil.mask.propagation import WHOLE_LABELS
 from veil.shapes import DIGIT_WORDS
-from veil.value_words import RARE_ZIPF, kept_words, number_words, rare_word  # noqa: F401 (RARE_ZIPF: verify's)
+from veil.mask.value_words import RARE_ZIPF, kept_words, number_words, rare_word  # noqa: F401 (RARE_ZIPF: verify's)
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
 #: words that follow the pronoun "I" ("T, I mean"): an "I" before one is the pronoun, never a spelled letter

@@ -24,7 +24,7 @@ spans overlap and the engine unites them. A name is the same name spelled: "C a 
 "c-a-n-d-y" in any case (spelled letters are no everyday talk).
 
 Of any other value of several words (a street address, an e-mail address), the words that identify alone
-(:mod:`veil.value_words`: rarer than everyday words, and none a street word, number word or word the fill
+(:mod:`veil.mask.value_words`: rarer than everyday words, and none a street word, number word or word the fill
 writes of its own) are carried in any case: "sixty-nine cougar" masked as a street carries "Cougar", "42
 Ashbury Lane" carries "ashbury", "maria dot lopez at gmail dot com" carries "Lopez" (never "gmail"). Any
 other value of three digits or more, written or said ("Four Oh One K", "five five five oh one"), is carried
@@ -100,8 +100,8 @@ def _names(texts: Sequence[str], spans: Sequence[Sequence[Span]], members: Seque
 
 def _rare_words(surface: str, label: str) -> list[str]:
     """The words of another value of several words (a street address, an e-mail's user part; not a name,
-    which the group labels carry) that identify alone (:func:`veil.value_words.rare_word`), lower-case."""
-    from veil.value_words import kept_words, rare_word
+    which the group labels carry) that identify alone (:func:`veil.mask.value_words.rare_word`), lower-case."""
+    from veil.mask.value_words import kept_words, rare_word
 
     if "EMAIL" in label.upper():  # the user part: the provider ("gmail") is shared by millions
         surface = re.split(r"@|\s+at\s+", surface, flags=re.IGNORECASE)[0]
