@@ -211,3 +211,10 @@ def test_a_number_of_three_digits_or_more_travels_whole_as_said():
         [[("Four Oh One K", "PHONE_NUMBER")], [("four oh one k", "PHONE_NUMBER")], [],
          [("five five five", "PHONE_NUMBER")], [],  # as said only: written in digits it is not carried
          [("five dollars", "MONEY")], []]  # two digits: an everyday phrase
+
+
+def test_a_number_said_with_a_scale_word_counts_its_digits():
+    from veil.mask.propagation import _digits
+
+    assert [_digits(x) for x in ["THREE HUNDRED SIXTY-", "a hundred dollars", "five five five", "twenty five",
+                                 "two thousand", "401k", "Four Oh One K"]] == [3, 0, 3, 1, 4, 3, 3]

@@ -238,8 +238,11 @@ def everyday_phrase(idx: TextIndex, a: int, b: int) -> bool:
 
 
 def reads_as_name(idx: TextIndex, i: int, cased: bool) -> bool:
-    """Whether the single token ``i`` reads as a name there (see the module docstring)."""
+    """Whether the single token ``i`` reads as a name there (see the module docstring); a number word never
+    does ("the Fifth Special Forces Group" holds no date "fifth")."""
     s, _ = idx.tokens[i]
+    if idx.words[i] in number_words():
+        return False
     if cased:
         return idx.text[s].isupper() and not _sentence_start(idx.text, s)
     return i > 0 and idx.norm[i - 1] in NAMING_CUES

@@ -112,12 +112,21 @@ def _rare_words(surface: str, label: str) -> list[str]:
     return [w for w in words if rare_word(w, kept)]
 
 
+#: the digits a number said with a scale word has at least ("three hundred sixty": 3)
+_SCALE = {"hundred": 3, "thousand": 4, "million": 7, "billion": 10}
+
+
 def _digits(surface: str) -> int:
-    """The digits of a value, written or said one by one ("four oh one k": 3)."""
+    """The digits of a value, written or said ("four oh one k": 3; "three hundred sixty": 3; "a hundred": 0,
+    an amount said in passing)."""
+    from veil.mask.value_words import number_words
     from veil.shapes import DIGIT_WORDS
 
-    said = set(DIGIT_WORDS) | {"oh"}
-    return sum(c.isdigit() for c in surface) + sum(w.lower() in said for w in re.findall(r"[^\W\d_]+", surface))
+    words = [w.lower() for w in re.findall(r"[^\W\d_]+", surface)]
+    said = sum(w in DIGIT_WORDS or w == "oh" for w in words)
+    counted = any(w in number_words() and w not in _SCALE for w in words)  # "three hundred", not "a hundred"
+    scale = max((_SCALE.get(w, 0) for w in words), default=0) if counted else 0
+    return max(sum(c.isdigit() for c in surface) + said, scale)
 
 
 def _pattern(keys: list[str], flags: int) -> re.Pattern[str] | None:
