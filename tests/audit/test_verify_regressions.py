@@ -58,6 +58,21 @@ def test_the_group_field_the_masking_run_recorded_is_used(tmp_path, capsys):
     assert "in the whole of each 'call' group" in out and "FOUND 1 surviving" in out
 
 
+def test_the_offsets_veil_writes_beside_a_substitute_are_no_text(tmp_path, capsys):
+    # a substitution's end at 111 is no number "one, one, one" (a stutter the masking took for a number)
+    orig = _jsonl(tmp_path / "orig.jsonl", [{"id": "u0", "text": "well one, one, one of them " + "x" * 84 + " Ohio"}])
+    ph = [{"start": 0, "end": 4, "label": "NUMBER", "key": "NUMBER_1", "technique": "dlp", "shape": "w"}]
+    masked_text = "well [NUMBER_1] of them " + "x" * 84 + " Ohio"
+    masked = _jsonl(tmp_path / "masked.jsonl", [{"id": "u0", "text": masked_text, "style": "numbered", "placeholders": [
+        {**ph[0], "start": 5, "end": 15}]}])
+    filled_text = "well two of them " + "x" * 84 + " Ohio"
+    filled = _jsonl(tmp_path / "filled.jsonl", [{"id": "u0", "text": filled_text}])
+    _jsonl(tmp_path / "filled.jsonl.substitutions.jsonl", [
+        {"id": "u0", "placeholder": "[NUMBER_1]", "key": "NUMBER_1", "label": "NUMBER", "substitute": "two",
+         "start": 108, "end": 111}])
+    assert main(["verify", str(orig), str(filled), "--masked", str(masked)]) == 0, capsys.readouterr().out
+
+
 @pytest.mark.parametrize("value, label, text", [
     ("(415) 555-0199", "PHONE_NUMBER", "call (４１５) ５５５-０１９９ now"),  # fullwidth (compatibility forms)
     ("94110", "ZIP", "the zip is ٩٤١١٠ there"),  # Arabic-Indic digits

@@ -7,8 +7,9 @@ placeholder's original text, found by aligning the masked record with its origin
 wrote FILLED, but only as good as those maskers. Documents pair by id.
 
 **Where.** Every field of every filled record but its id (the text, any other field copied through), the
-substitutions file beside it (``FILLED.substitutions.jsonl``) and the files veil writes next to an
-output (``.veil.json``, ``.progress.json``, an unfinished run's ``.partial`` files). A value is
+substitutions file beside it (``FILLED.substitutions.jsonl``; its ``start`` and ``end`` are veil's offsets,
+not text) and the files veil writes next to an output (``.veil.json``, ``.progress.json``, an unfinished
+run's ``.partial`` files). A value is
 looked for wherever the run treated it as one document: its own record, or with a group field
 (``--group-field``, else the one ``veil mask`` recorded in ``MASKED.veil.json`` or the fill in
 ``FILLED.veil.json``) every record of its group: a name masked in one utterance of a call and left
@@ -196,6 +197,10 @@ def _field_texts(rec: dict[str, Any]) -> Iterator[tuple[str, str]]:
             yield k, str(v)
 
 
+#: the fields of a side file's records that hold veil's offsets into a text, never text
+_OFFSETS = frozenset({"start", "end"})
+
+
 def side_files(filled: str | Path) -> list[Path]:
     """The files veil writes beside an output, that exist."""
     from veil.io.output import companion
@@ -228,8 +233,8 @@ def _check_side_file(path: Path, matchers: dict[str, Matcher], everything: Match
             mine = matchers.get(doc)
             matcher, doc_name = (mine, doc) if mine is not None else (everything, "*")
             for k, text in _field_texts(rec):
-                if k == id_field:
-                    continue
+                if k == id_field or k in _OFFSETS and type(rec[k]) is int:
+                    continue  # veil's own offsets: an end at 111 is no value "one, one, one"
                 if k == "substitute" and (doc, rec.get("start"), rec.get("end"), text) in judged:
                     continue  # a substitute of the filled corpus: judged with the chance matches
                 report.survivors += find_survivors(text, matcher, doc_name, f"{path.name}:{k}", line=n, cased=cased)
