@@ -126,6 +126,9 @@ def test_every_form_the_masker_normalises_is_found(value, label, text):
     ("A T", "ORGANIZATION_NAME", "It's a T M compatible.", True, 0),  # the article, then a letter
     ("A T", "ORGANIZATION_NAME", "It's an A T compatible.", True, 1),
     ("fifth", "DATE", "a soldier in the Fifth Special Forces Group", True, 0),  # a number word is no name
+    ("night", "DATE", "what they call Saturday Night Alive", True, 0),  # a lower-case date word in a title
+    ("Monday", "DATE", "the show on Monday", True, 1),
+    ("night", "PERSON_NAME", "ask Night about it", True, 1),  # a name keeps the rule of names
     ("Amy", "PERSON_NAME", "when there's a, my understanding", True, 0),  # "a" + "my" is no word of "Amy"
     ("Amy", "PERSON_NAME", "it's A-M-Y, Amy", True, 2),  # spelled, and said
     ("Maria Lopez", "PERSON_NAME", "ask maria-lopez", True, 1),  # the value's words, however joined

@@ -47,6 +47,7 @@ from veil.audit.verify_chance import ALPHA, Chance, SubstituteHit, judge
 from veil.audit.verify_match import (NAME_LABELS, RARE_ZIPF, Matcher, Removed, TextIndex, canonical,  # noqa: F401
                                      everyday, everyday_phrase, is_cased, reads_as_name, removed, value_keys)
 from veil.errors import VeilError
+from veil.mask.propagation import WHOLE_LABELS
 
 
 @dataclass(slots=True)
@@ -119,6 +120,8 @@ def find_survivors(text: str, values: Sequence[Removed] | Matcher, doc: str, fie
         whole = b > a and (kind != "text" or v.label in NAME_LABELS or not _plain_phrase(v.value))
         if not whole and everyday_phrase(idx, a, b) and not reads_as_name(idx, a, cased):
             continue  # "mark my words" is not the caller Mark; "a taxi driver" is not the caller's job
+        if not whole and cased and v.label in WHOLE_LABELS and v.value.islower() and everyday_phrase(idx, a, b):
+            continue  # the date "night", said in lower case, is not the "Night" of "Saturday Night Alive"
         if a == b and cased and not text[s].isupper() and _capitalised_in(v.value, idx.words[a]):
             continue  # "symphony" is not the "Symphony" of "Nitny Valley Symphony", nor "metroplex" "Metroplex"
         found = text[s:e]
