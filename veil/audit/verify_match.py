@@ -41,7 +41,9 @@ naming cue ("my name is mark", "thanks hope", "mr grant"). "mark my words" and "
 not the caller Mark or Hope; "and then Hope called" is. A person's whole name of two words or more
 ("mark smith") is that person wherever it stands. In cased text, one word of a value the value writes
 with a capital counts only written with one ("symphony" is not the "Symphony" of "Nitny Valley
-Symphony"). Such a value names someone only by where
+Symphony"); a date, age, occupation or group the masking removed in lower case is no capitalised
+word ("night" is not the "Night" of "Saturday Night Alive"), and a number word never reads as a name. Such
+a value names someone only by where
 it stands, and where the same words stand as ordinary words they name no one.
 """
 
