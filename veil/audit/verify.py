@@ -45,7 +45,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from veil.audit.verify_chance import ALPHA, Chance, SubstituteHit, judge
 from veil.audit.verify_match import (NAME_LABELS, RARE_ZIPF, Matcher, Removed, TextIndex, canonical,  # noqa: F401
-                                     everyday, everyday_phrase, is_cased, reads_as_name, removed, value_keys)
+                                     everyday, everyday_phrase, is_cased, norm_tokens, reads_as_name, removed,
+                                     value_keys)
 from veil.errors import VeilError
 from veil.mask.propagation import WHOLE_LABELS
 
@@ -118,9 +119,10 @@ def find_survivors(text: str, values: Sequence[Removed] | Matcher, doc: str, fie
         # a person's whole name ("mark smith"), an e-mail or phone said ("maria dot lopez at ..."), an
         # e-mail's user part ("maria lopez"): that one anywhere; a plain phrase ("taxi driver") by its reading
         whole = b > a and (kind != "text" or v.label in NAME_LABELS or not _plain_phrase(v.value))
-        if not whole and everyday_phrase(idx, a, b) and not reads_as_name(idx, a, cased):
+        everyday_match = not whole and everyday_phrase(idx, a, b)
+        if everyday_match and not reads_as_name(idx, a, cased):
             continue  # "mark my words" is not the caller Mark; "a taxi driver" is not the caller's job
-        if not whole and cased and v.label in WHOLE_LABELS and v.value.islower() and everyday_phrase(idx, a, b):
+        if everyday_match and cased and v.label in WHOLE_LABELS and v.value.islower():
             continue  # the date "night", said in lower case, is not the "Night" of "Saturday Night Alive"
         if a == b and cased and not text[s].isupper() and _capitalised_in(v.value, idx.words[a]):
             continue  # "symphony" is not the "Symphony" of "Nitny Valley Symphony", nor "metroplex" "Metroplex"
@@ -167,8 +169,6 @@ def _word_aligned(idx: TextIndex, a: int, b: int, entries: Sequence[tuple[Remove
 @lru_cache(maxsize=65536)
 def _value_words(value: str, spoken: bool) -> frozenset[str]:
     """The value's normal-form tokens, and with ``spoken`` those of its speech-recognition form."""
-    from veil.audit.verify_match import norm_tokens
-
     words = set(norm_tokens(value))
     if spoken:
         from veil.textforms import transform
