@@ -59,7 +59,8 @@ class MaskingEngine:
         texts = [v for v, _ in views]
         each: list[list[list[Span]]] = []
         protected: dict[int, list[tuple[int, int]]] = {}  # per document, computed once for all maskers
-        for found in self._detect_all(texts, [d.group for d in docs]):
+        groups = [d.group for d in docs]
+        for found in self._detect_all(texts, groups):
             mine = []
             for i, (d, (view, offsets), spans) in enumerate(zip(docs, views, found)):
                 if self.exclude and spans:
@@ -67,13 +68,10 @@ class MaskingEngine:
                 if offsets is not None and spans:
                     spans = [_map_back(s, offsets) for s in spans]
                 if spans:
-                    if i not in protected:
-                        protected[i] = self._protected(d.text)
-                    spans = self._cut_protected(d.text, spans, protected[i])
+                    spans = self._outside_protected(i, d.text, spans, protected)
                 mine.append(spans)
             each.append(mine)
         merged = [merge_spans([s for per_masker in each for s in per_masker[i]]) for i in range(len(docs))]
-        groups = [d.group for d in docs]
         if any(g is not None for g in groups) and any(getattr(m, "carries_groups", False) for m in self.maskers):
             merged = self._carry_parts(docs, merged, groups, protected)
         return merged, each
@@ -96,10 +94,15 @@ class MaskingEngine:
             if self.exclude:
                 new = [s for s in new if normalise_surface(texts[i][s.start:s.end]) not in self.exclude]
             if new:
-                if i not in protected:
-                    protected[i] = self._protected(texts[i])
-                merged[i] = merge_spans(before + self._cut_protected(texts[i], new, protected[i]))
+                merged[i] = merge_spans(before + self._outside_protected(i, texts[i], new, protected))
         return merged
+
+    def _outside_protected(self, i: int, text: str, spans: list[Span],
+                           protected: dict[int, list[tuple[int, int]]]) -> list[Span]:
+        """``spans`` of document ``i`` with its protected stretches cut out (computed once per document)."""
+        if i not in protected:
+            protected[i] = self._protected(text)
+        return self._cut_protected(text, spans, protected[i])
 
     def _detect_all(self, texts: list[str], groups: Sequence[str | None] = ()) -> list[list[list[Span]]]:
         """Every masker's spans, in masker order; one that releases the GIL runs in a thread meanwhile. Where the
