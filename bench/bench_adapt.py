@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_adapt.py [--data ../shared/data] [--domains orders sgd:Flights]
         [--sizes 10 30 100] [--picks uncertain random] [--steps 0] [--threads 2] [--config KEY=VALUE ...]
-        [--base-at 30] [--base-picks uncertain random] [--base-sets ...] [--json out.json]
+        [--base-at 30] [--base-picks uncertain random] [--base-sets ...] [--seeds 0 1 2] [--json out.json]
 
 For each domain, each way of picking (``uncertain``: the tagger's least decided documents covering the most
 distinct doubtful words; ``random``) and each number of reviewed documents, the simulated reviewer marks the
@@ -137,21 +137,21 @@ def run(args: argparse.Namespace, pick: Callable[..., list[int]] | None = None) 
         out["domains"][dname] = res
         print(dname, len(docs), "documents; base", res["base"], flush=True)
         for how in args.picks:
-            for n in args.sizes:
-                chosen = pick([g.doc.text for g in docs], n, how, args.seed, scorer)
+            for n, seed in ((n, seed) for n in args.sizes for seed in args.seeds):
+                chosen = pick([g.doc.text for g in docs], n, how, seed, scorer)
                 picked = set(chosen)
                 reviewed = [docs[i] for i in chosen]
                 rest = [g for i, g in enumerate(docs) if i not in picked]
                 rest_base = [s for i, s in enumerate(base_spans) if i not in picked]
                 exclude, terms = review_lists(reviewed, [base_spans[i] for i in chosen])
-                row: dict[str, Any] = {"pick": how, "reviewed": n, "rest": len(rest),
+                row: dict[str, Any] = {"pick": how, "reviewed": n, "seed": seed, "rest": len(rest),
                                        "base_on_rest": scores(rest, rest_base, "switchboard_pii"),
                                        "base_with_lists": scores(rest, engine(None, args.threads, exclude, terms)
                                                                  .detect([g.doc for g in rest]), "switchboard_pii"),
                                        "excluded_terms": len(exclude), "added_terms": len(terms)}
                 with tempfile.TemporaryDirectory() as tmp:
                     t0 = time.time()
-                    record = adapt(reviewed, Path(tmp) / "det", config=AdaptConfig(**{"steps": args.steps, "seed": args.seed,
+                    record = adapt(reviewed, Path(tmp) / "det", config=AdaptConfig(**{"steps": args.steps, "seed": seed,
                                                                        "threads": args.threads, **overrides(args)}),
                                    add_terms=terms, exclude=exclude, progress=False)
                     row["adapt_seconds"] = round(time.time() - t0, 1)
@@ -194,32 +194,52 @@ def f3(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
+def mean_std(xs: list[float | None]) -> str:
+    """``0.812`` for one value, ``0.812 ± 0.031`` for several (sample std), ``-`` when none is defined."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "-"
+    if len(xs) == 1:
+        return f3(xs[0])
+    m = sum(xs) / len(xs)
+    return f"{m:.3f} ± {(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5:.3f}"
+
+
+def grouped(runs: list[dict]) -> list[list[dict]]:
+    """Runs of one pick and size (their seeds) together, in the order first met."""
+    out: dict[tuple, list[dict]] = {}
+    for r in runs:
+        out.setdefault((r["pick"], r["reviewed"]), []).append(r)
+    return list(out.values())
+
+
 def markdown(out: dict[str, Any], command: str, seconds: float) -> str:
     lines = [f"Measured {dt.date.today().isoformat()}: `{command}` ({seconds / 60:.0f} min).", ""]
     for dname, res in out["domains"].items():
         b = res["base"]
         lines += [f"**{dname}** ({res['documents']} documents; shipped detector on all of them: precision "
                   f"{f3(b['precision'])}, DIRECT {f3(b['DIRECT'])}, QUASI {f3(b['QUASI'])})", "",
-                  "| pick | reviewed | shipped on the rest: P / DIRECT / QUASI | + review lists | adapted | "
-                  "adapted + lists | adapt s |", "|---|---|---|---|---|---|---|"]
-        for r in res["runs"]:
-            def cell(s: dict) -> str:
-                return f"{f3(s['precision'])} / {f3(s['DIRECT'])} / {f3(s['QUASI'])}"
-            lines.append(f"| {r['pick']} | {r['reviewed']} | {cell(r['base_on_rest'])} | {cell(r['base_with_lists'])} "
-                         f"| {cell(r['adapted'])} | {cell(r['adapted_with_lists'])} | {r['adapt_seconds']:.0f} |")
+                  "| pick | reviewed | seeds | shipped on the rest: P / DIRECT / QUASI | + review lists | adapted | "
+                  "adapted + lists | adapt s |", "|---|---|---|---|---|---|---|---|"]
+        for runs in grouped(res["runs"]):
+            def cell(key: str) -> str:
+                return " / ".join(mean_std([r[key][k] for r in runs]) for k in ("precision", "DIRECT", "QUASI"))
+            lines.append(f"| {runs[0]['pick']} | {runs[0]['reviewed']} | {len(runs)} | {cell('base_on_rest')} | "
+                         f"{cell('base_with_lists')} | {cell('adapted')} | {cell('adapted_with_lists')} | "
+                         f"{sum(r['adapt_seconds'] for r in runs) / len(runs):.0f} |")
         lines.append("")
-    rows = [(d, r) for d, res in out["domains"].items() for r in res["runs"] if r.get("base_sets")]
+    rows = [(d, runs) for d, res in out["domains"].items() for runs in grouped(res["runs"]) if runs[0].get("base_sets")]
     if rows:
         names = list(out["base_sets"])
-        lines += ["Base sets after adapting (precision / DIRECT / QUASI; Presidio: precision / recall / PERSON):", "",
-                  "| detector | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-
-        def cell(s: dict) -> str:
-            return " / ".join(f3(v) for v in s.values())
-        lines.append("| shipped | " + " | ".join(cell(out["base_sets"][b]["base"]) for b in names) + " |")
-        for d, r in rows:
-            lines.append(f"| {d}, {r['pick']} {r['reviewed']} | " + " | ".join(cell(r["base_sets"][b]) for b in names)
-                         + " |")
+        lines += ["Base sets after adapting (precision / DIRECT / QUASI; Presidio: precision / recall / PERSON; "
+                  "mean ± std over seeds):", "", "| detector | seeds | " + " | ".join(names) + " |",
+                  "|---|---|" + "---|" * len(names)]
+        lines.append("| shipped | | " + " | ".join(" / ".join(f3(v) for v in out["base_sets"][b]["base"].values())
+                                                  for b in names) + " |")
+        for d, runs in rows:
+            cells = [" / ".join(mean_std([r["base_sets"][b][k] for r in runs]) for k in out["base_sets"][b]["base"])
+                     for b in names]
+            lines.append(f"| {d}, {runs[0]['pick']} {runs[0]['reviewed']} | {len(runs)} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -239,7 +259,8 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE",
                    help="other veil adapt settings (AdaptConfig), e.g. anchor=0.01 distil=0")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seeds", nargs="+", type=int, default=[0],
+                   help="adaptation seeds (also the random pick's); tables give mean ± std over them")
     p.add_argument("--json", default=None)
     args = p.parse_args()
     t0 = time.time()

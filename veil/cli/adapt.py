@@ -61,8 +61,10 @@ def run(args: argparse.Namespace) -> int:
     config = AdaptConfig(**{f.name: getattr(args, f.name) for f in fields(AdaptConfig)})
     if not all(math.isfinite(getattr(config, f.name)) for f in fields(AdaptConfig)):
         raise VeilError("every number must be finite")
-    if config.steps < 0 or config.batch_size < 1 or config.threads < 1 or config.dialogues < 0:
-        raise VeilError("--steps and --dialogues must be 0 or more, --batch-size and --threads at least 1")
+    if config.steps < 0 or config.batch_size < 1 or config.threads < 1 or config.dialogues < 0 or \
+            config.distil < 0 or config.distil_weight < 0:
+        raise VeilError("--steps, --dialogues, --distil and --distil-weight must be 0 or more, --batch-size and "
+                        "--threads at least 1")
     if not 0.0 < config.reviewed_share <= 1.0 or not 0.0 <= config.holdout < 1.0 or config.lr <= 0 or \
             not 0.0 <= config.asr_share <= 1.0 or config.anchor < 0 or config.weight_decay < 0 or config.warmup < 0:
         raise VeilError("--reviewed-share must be in (0, 1], --holdout in [0, 1), --asr-share in [0, 1], --lr above "

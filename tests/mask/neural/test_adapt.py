@@ -56,14 +56,19 @@ def test_excluded_term_is_taught_even_where_it_was_unsure():
     assert ignore == []
 
 
-def test_split_holds_out_whole_groups_and_nothing_under_ten():
-    few = [_gold(f"text {i}", doc_id=str(i)) for i in range(9)]
-    assert split_reviewed(few, 0.2, 0) == (few, [])
-    many = [_gold(f"text {i}", doc_id=str(i), group=f"call{i // 3}") for i in range(30)]
+def test_split_holds_out_whole_groups_only_where_they_can_choose_a_threshold():
+    few = [_gold(f"my name is Ann {i}", ("Ann", "PERSON", "DIRECT"), doc_id=str(i)) for i in range(49)]
+    assert split_reviewed(few, 0.2, 0) == (few, [])  # under 50 documents: every one is trained on
+    many = [_gold(f"my name is Ann {i}", ("Ann", "PERSON", "DIRECT"), doc_id=str(i), group=f"call{i // 3}")
+            for i in range(150)]
     train, held = split_reviewed(many, 0.2, 0)
-    assert len(train) + len(held) == 30 and 3 <= len(held) <= 9
+    assert len(train) + len(held) == 150 and 27 <= len(held) <= 33
     assert not {g.doc.group for g in train} & {g.doc.group for g in held}
     assert split_reviewed(many, 0.2, 0) == (train, held)  # seeded
+    # the held-out part would hold under 20 personal mentions: no threshold is chosen on it
+    sparse = [_gold(f"text {i}", *([("text", "PERSON", "DIRECT")] if i % 10 == 0 else []), doc_id=str(i))
+              for i in range(100)]
+    assert split_reviewed(sparse, 0.2, 0) == (sparse, [])
 
 
 def test_auto_steps_scale_with_the_review_within_bounds():
@@ -105,10 +110,10 @@ def tiny_base(tmp_path_factory) -> Path:
     return folder
 
 
-def _orders() -> list[GoldDocument]:
+def _orders(times: int = 3) -> list[GoldDocument]:
     docs = []
     for i, (name, dish) in enumerate([("Tamsin", "Margherita"), ("Declan", "Diavola"), ("Priya", "Capricciosa"),
-                                      ("Oskar", "Vesuvio")] * 3):
+                                      ("Oskar", "Vesuvio")] * times):
         docs.append(_gold(f"A {dish} for {name}, please.", (name, "PERSON", "DIRECT"), doc_id=f"o{i}",
                           group=f"c{i}"))
     return docs
@@ -117,13 +122,14 @@ def _orders() -> list[GoldDocument]:
 def test_tiny_adapt_writes_a_detector_that_records_its_review_and_masks(tiny_base: Path, tmp_path: Path, caplog):
     from veil.mask.neural.tagger import NeuralTaggerMasker, load_detector
 
-    config = AdaptConfig(steps=6, batch_size=4, dialogues=3, threads=1, lr=1e-3, seed=3)
-    record = adapt(_orders(), tmp_path / "adapted", base=tiny_base, config=config, add_terms={"Ruthie": "PERSON_NAME"},
-                   exclude=["Vesuvio"], source={"path": "gold.jsonl", "sha256": "ab" * 32}, progress=False)
+    config = AdaptConfig(steps=6, batch_size=4, dialogues=3, threads=1, lr=1e-3, seed=3, holdout=0.5)
+    record = adapt(_orders(15), tmp_path / "adapted", base=tiny_base, config=config,
+                   add_terms={"Ruthie": "PERSON_NAME"}, exclude=["Vesuvio"], source={"path": "gold.jsonl", "sha256": "ab" * 32}, progress=False)
     meta = json.loads((tmp_path / "adapted" / "detector.json").read_text())
     assert meta["adapted"] == record
-    assert record["file"]["sha256"] == "ab" * 32 and record["documents"] == 12
-    assert record["trained_on"] + record["held_out"] == 12 and record["held_out"] >= 1
+    assert record["file"]["sha256"] == "ab" * 32 and record["documents"] == 60
+    assert record["trained_on"] + record["held_out"] == 60 and record["held_out"] >= 20
+    assert record["calibration"]["documents"] == record["held_out"]
     assert record["steps"] == 6 and record["config"]["seed"] == 3
     assert record["added_terms"] == 1 and record["excluded_terms"] == 1
     assert len(record["base"]["weights_sha256"]) == 64 and record["base"]["path"] == str(tiny_base)
@@ -132,7 +138,7 @@ def test_tiny_adapt_writes_a_detector_that_records_its_review_and_masks(tiny_bas
     load_detector.cache_clear()
     with caplog.at_level(logging.INFO, logger="veil.mask.neural.tagger"):
         masker = NeuralTaggerMasker(model=str(tmp_path / "adapted"), precision="int8", threads=1)
-    assert any("adapted on 12 reviewed documents of gold.jsonl" in r.getMessage() for r in caplog.records)
+    assert any("adapted on 60 reviewed documents of gold.jsonl" in r.getMessage() for r in caplog.records)
     assert isinstance(masker.detect("A Margherita for Tamsin."), list)
     load_detector.cache_clear()
 
@@ -170,3 +176,4 @@ def test_cli_adapt_refuses_a_folder_in_use_and_reads_the_review(tiny_base: Path,
                             "format": "review"}
     assert meta["config"]["seed"] == 5 and meta["spans"] == 3
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".det.")]  # no temporary folder left
+
