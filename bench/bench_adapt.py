@@ -237,8 +237,8 @@ def markdown(out: dict[str, Any], command: str, seconds: float) -> str:
         lines.append("| shipped | | " + " | ".join(" / ".join(f3(v) for v in out["base_sets"][b]["base"].values())
                                                   for b in names) + " |")
         for d, runs in rows:
-            cells = [" / ".join(mean_std([r["base_sets"][b][k] for r in runs]) for k in out["base_sets"][b]["base"])
-                     for b in names]
+            cells = [" / ".join(mean_std([r["base_sets"][b][k] for r in runs if b in r["base_sets"]])
+                                for k in out["base_sets"][b]["base"]) for b in names]
             lines.append(f"| {d}, {runs[0]['pick']} {runs[0]['reviewed']} | {len(runs)} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
