@@ -124,7 +124,8 @@ def test_tiny_adapt_writes_a_detector_that_records_its_review_and_masks(tiny_bas
 
     config = AdaptConfig(steps=6, batch_size=4, dialogues=3, threads=1, lr=1e-3, seed=3, holdout=0.5)
     record = adapt(_orders(15), tmp_path / "adapted", base=tiny_base, config=config,
-                   add_terms={"Ruthie": "PERSON_NAME"}, exclude=["Vesuvio"], source={"path": "gold.jsonl", "sha256": "ab" * 32}, progress=False)
+                   add_terms={"Ruthie": "PERSON_NAME"}, exclude=["Vesuvio"],
+                   source={"path": "gold.jsonl", "sha256": "ab" * 32}, progress=False)
     meta = json.loads((tmp_path / "adapted" / "detector.json").read_text())
     assert meta["adapted"] == record
     assert record["file"]["sha256"] == "ab" * 32 and record["documents"] == 60
@@ -176,4 +177,3 @@ def test_cli_adapt_refuses_a_folder_in_use_and_reads_the_review(tiny_base: Path,
                             "format": "review"}
     assert meta["config"]["seed"] == 5 and meta["spans"] == 3
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".det.")]  # no temporary folder left
-
