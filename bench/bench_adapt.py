@@ -196,13 +196,13 @@ def f3(x: float | None) -> str:
 
 def mean_std(xs: list[float | None]) -> str:
     """``0.812`` for one value, ``0.812 ± 0.031`` for several (sample std), ``-`` when none is defined."""
+    from veil.numeric import sample_std
+
     xs = [x for x in xs if x is not None]
     if not xs:
         return "-"
-    if len(xs) == 1:
-        return f3(xs[0])
-    m = sum(xs) / len(xs)
-    return f"{m:.3f} ± {(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5:.3f}"
+    std = sample_std(xs)
+    return f3(sum(xs) / len(xs)) + ("" if std is None else f" ± {std:.3f}")
 
 
 def grouped(runs: list[dict]) -> list[list[dict]]:

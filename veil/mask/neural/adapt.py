@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from veil.errors import VeilError
-from veil.mask.gold import GoldDocument
+from veil.mask.gold import TO_MASK, GoldDocument
 from veil.mask.neural.data import TYPE_TO_LABEL, TYPES, Example
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ def split_reviewed(golds: Sequence[GoldDocument], holdout: float, seed: int) -> 
         if len(held) >= want or len(groups[k]) + len(held) > len(golds) - 5:
             continue
         held += groups[k]
-    if sum(sp.identifier_type in ("DIRECT", "QUASI") for g in held for sp in g.spans) < MIN_HELD_MENTIONS:
+    if sum(sp.identifier_type in TO_MASK for g in held for sp in g.spans) < MIN_HELD_MENTIONS:
         return list(golds), []
     keep = {id(g) for g in held}
     return [g for g in golds if id(g) not in keep], held
