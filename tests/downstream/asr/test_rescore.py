@@ -50,3 +50,25 @@ def test_tune_needs_one_lm_score_per_hypothesis():
         rescore.tune([NBest([-1.0, -2.0], [1, 1], [0, 1], 1)], [[-1.0]], [0.0], [0.0])
     with pytest.raises(VeilError):
         NBest([], [], [], 3)
+
+
+def test_paired_interval_orders_only_what_the_test_set_can_tell_apart():
+    lists = [NBest([-1.0, -2.0], [5, 5], [2, 0], 5) for _ in range(40)]
+    worse, better = [0] * 40, [1] * 40
+    lo, hi = rescore.paired_interval(lists, worse, better)
+    assert lo == pytest.approx(40.0) and hi == pytest.approx(40.0)  # every utterance differs by 2 of 5 words
+    assert rescore.paired_interval(lists, better, better) == (0.0, 0.0)
+    # one utterance in forty differs: a resample often leaves it out, so the interval holds 0
+    lo, hi = rescore.paired_interval(lists, [0] + [1] * 39, better)
+    assert lo == 0.0 < hi
+    assert rescore.paired_interval(lists, [0] + [1] * 39, better, seed=3) == \
+        rescore.paired_interval(lists, [0] + [1] * 39, better, seed=3)
+    with pytest.raises(VeilError):
+        rescore.paired_interval(lists, worse, better[:3])
+
+
+def test_picks_of_is_what_rescored_wer_scores():
+    lists = [NBest([-1.0, -1.2], [4, 4], [1, 0], 4), NBest([-2.0, -2.1], [5, 5], [2, 0], 5)]
+    lm = [[-10.0, -8.0], [-9.0, -6.0]]
+    picks = rescore.picks_of(lists, lm, 0.5, 0.0)
+    assert picks == [1, 1] and rescore.wer(lists, picks) == rescore.rescored_wer(lists, lm, 0.5, 0.0)

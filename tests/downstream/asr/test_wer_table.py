@@ -21,3 +21,15 @@ def test_a_tuned_lambda_gets_no_such_note():
     md = wer_markdown(_rows(0.3), ["oracle", "topk"], ["allow_list"])
     assert "no effect" not in md
     assert "| oracle | 20.47 |" in md
+
+
+def test_cells_carry_the_interval_against_the_oracle():
+    rows = _rows(0.3)
+    rows[0].update(wer_vs_oracle_lo=0.4, wer_vs_oracle_hi=2.1)
+    rows[1].update(wer_vs_oracle_lo=0.0, wer_vs_oracle_hi=0.0)
+    rows[2].update(wer_vs_oracle_lo=-0.35, wer_vs_oracle_hi=0.6)
+    md = wer_markdown(rows, ["oracle", "topk"], ["allow_list"])
+    assert "| no_lm | 20.47 [+0.40, +2.10] |" in md
+    assert "| oracle | 20.47 |" in md  # no interval against itself
+    assert "| topk | 20.47 [-0.35, +0.60] |" in md
+    assert "cannot order the two" in md.split("\n", 1)[0]

@@ -109,3 +109,30 @@ def tune(lists: Sequence[NBest], lm: Sequence[Sequence[float]], lm_weights: Sequ
                 best = (float(lam), float(beta), w)
     assert best is not None
     return best
+
+
+def picks_of(lists: Sequence[NBest], lm: Sequence[Sequence[float]] | None, lam: float, beta: float) -> list[int]:
+    """The hypothesis each list's fused score chooses (:func:`choose`)."""
+    return [choose(nb, lm[j] if lm is not None else None, lam, beta) for j, nb in enumerate(lists)]
+
+
+def paired_interval(lists: Sequence[NBest], picks_a: Sequence[int], picks_b: Sequence[int], resamples: int = 2000,
+                    level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """The ``level`` interval of WER(a) - WER(b), in points, by a paired bootstrap over utterances.
+
+    Both systems choose from the same lists, so each resample draws utterances with replacement and recomputes
+    both corpus WERs on that draw: an interval that holds 0 says the test set cannot order the two. Seeded, so a
+    report is reproducible."""
+    import numpy as np
+
+    if not len(lists) == len(picks_a) == len(picks_b):
+        raise VeilError("paired_interval: one pick per list and system is needed")
+    if not lists or resamples < 1 or not 0 < level < 1:
+        raise VeilError("paired_interval: needs lists, resamples >= 1 and 0 < level < 1")
+    diff = np.array([nb.errors[a] - nb.errors[b] for nb, a, b in zip(lists, picks_a, picks_b)], dtype=float)
+    ref = np.array([nb.ref_words for nb in lists], dtype=float)
+    draws = np.random.default_rng(seed).integers(0, len(lists), size=(resamples, len(lists)))
+    words = ref[draws].sum(axis=1)
+    d = 100.0 * diff[draws].sum(axis=1) / np.maximum(words, 1.0)
+    lo, hi = np.quantile(d, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(lo), float(hi)

@@ -23,7 +23,10 @@ from veil.textutil import count_words
 log = logging.getLogger(__name__)
 
 #: the results columns this stage fills (results.csv): WER in percent; the no_lm row also has the n-best oracle
-COLUMNS = ["wer", "nbest_oracle_wer", "asr_lambda", "asr_beta", "asr_test_utterances", "asr_s"]
+#: ``wer_vs_oracle_lo`` / ``_hi``: the 95% paired-bootstrap interval of the row's WER minus the Oracle LM's, in points
+#: (:func:`veil.downstream.asr.rescore.paired_interval`): an interval holding 0 says the test set cannot order the two
+COLUMNS = ["wer", "nbest_oracle_wer", "asr_lambda", "asr_beta", "asr_test_utterances", "asr_s", "wer_vs_oracle_lo",
+           "wer_vs_oracle_hi"]
 
 
 def shared_lead(texts: Sequence[str]) -> str:
@@ -229,6 +232,12 @@ class ASREvaluation:
         log.info("asr: lambda %.2f, beta %.2f tuned on %d dev utterances with the Oracle LM (dev WER %.2f%%)",
                  lam, beta, len(dev), dev_wer)
         fixed = {"asr_lambda": lam, "asr_beta": beta, "asr_test_utterances": len(test), "asr_dev_utterances": len(dev)}
+        oracle_picks = rescore.picks_of(test_lists, [oscores[i] for i in test], lam, beta)
+
+        def versus_oracle(picks: list[int]) -> dict[str, float]:
+            lo, hi = rescore.paired_interval(test_lists, picks, oracle_picks, seed=self.seed)
+            return {"wer_vs_oracle_lo": round(lo, 3), "wer_vs_oracle_hi": round(hi, 3)}
+
         for row in rows:
             if not row.get("lm_dir"):
                 continue
@@ -237,11 +246,12 @@ class ASREvaluation:
             else:
                 scores, secs = self.lm_scores(cache_root / row["lm_dir"], row["lm_dir"], test_records, nbest_key, lead,
                                               test_texts=test_texts)
-            row.update(fixed, wer=rescore.rescored_wer(test_lists, scores, lam, beta), asr_s=secs)
+            picks = rescore.picks_of(test_lists, scores, lam, beta)
+            row.update(fixed, wer=rescore.wer(test_lists, picks), asr_s=secs, **versus_oracle(picks))
             log.info("WER %s/%s: %.2f%%", row["technique"] or "-", row["method"], row["wer"])
         no_lm = {"technique": "", "method": "no_lm", "perplexity": None, "perplexity_seeds": [], **fixed,
                  "wer": rescore.first_best_wer(test_lists), "nbest_oracle_wer": rescore.oracle_wer(test_lists),
-                 "asr_dev_wer": dev_wer, "asr_s": round(nbest_s, 2)}
+                 "asr_dev_wer": dev_wer, "asr_s": round(nbest_s, 2), **versus_oracle([0] * len(test_lists))}
         log.info("WER without LM %.2f%%, n-best oracle %.2f%%", no_lm["wer"], no_lm["nbest_oracle_wer"])
         return no_lm
 
@@ -260,6 +270,21 @@ def _no_effect_note(no_lm: dict[str, Any]) -> str:
             f"cannot tell the methods apart; the perplexity table is the measure here.{lists}")
 
 
+def _interval(row: dict[str, Any]) -> str:
+    """`` [lo, hi]``: the 95% interval of the row's WER minus the Oracle LM's, "" for the Oracle row or without one."""
+    lo, hi = row.get("wer_vs_oracle_lo"), row.get("wer_vs_oracle_hi")
+    if row.get("method") == "oracle" or lo is None or hi is None:
+        return ""
+    return f" [{lo:+.2f}, {hi:+.2f}]"
+
+
+def _interval_note(rows: Sequence[dict[str, Any]]) -> str:
+    if not any(r.get("wer_vs_oracle_lo") is not None for r in rows):
+        return ""
+    return (" In brackets: the 95% paired-bootstrap interval (over utterances) of the row's WER minus the Oracle "
+            "LM's, in points; an interval that holds 0 says these test utterances cannot order the two.")
+
+
 def wer_markdown(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniques: Sequence[str]) -> str:
     """The paper's Table 6: WER (%) of the recogniser with each method's LM fused in; "" without WER rows."""
     no_lm = next((r for r in rows if r["method"] == "no_lm" and r.get("wer") is not None), None)
@@ -269,13 +294,13 @@ def wer_markdown(rows: Sequence[dict[str, Any]], methods: Sequence[str], techniq
     lines = [f"Word error rate (%) on {no_lm.get('asr_test_utterances', '?')} test utterances, the n-best list "
              f"rescored with log p_asr + λ·log p_LM + β·words; λ = {no_lm['asr_lambda']:g} and "
              f"β = {no_lm['asr_beta']:g} were tuned once on the development split with the Oracle LM and fixed "
-             "for every method." + _no_effect_note(no_lm), "",
+             "for every method." + _no_effect_note(no_lm) + _interval_note(rows), "",
              "| method | " + " | ".join(techniques) + " |", "|---|" + "---|" * len(techniques)]
     for m in ["no_lm"] + [m for m in methods if m != "no_lm"]:
         vals = []
         for t in techniques:
             r = cell.get(("", m)) or cell.get((t, m))
-            vals.append("" if r is None else f"{r['wer']:.2f}")
+            vals.append("" if r is None else f"{r['wer']:.2f}" + _interval(r))
         if any(vals):
             lines.append(f"| {m} | " + " | ".join(vals) + " |")
     o = no_lm.get("nbest_oracle_wer")
