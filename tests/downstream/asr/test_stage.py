@@ -236,3 +236,15 @@ def test_lm_scores_are_taken_while_the_evaluated_model_is_in_memory(tmp_path, fa
     assert a.keys() == b.keys() and len(a) == 3
     for k in a:
         assert [x for r in a[k] for x in r] == pytest.approx([x for r in b[k] for x in r], abs=1e-4)
+
+
+def test_too_few_sentences_to_speak_is_an_error_not_a_smaller_test_split():
+    from veil.errors import VeilError
+    from veil.downstream.asr.settings import ASRSettings
+    from veil.downstream.asr.stage import select_sentences
+
+    texts = ["one two three four five", "too short", "six seven eight nine ten", "a b c <unk> d e"]
+    s = ASRSettings.from_dict({"speech": "synth", "dev": 1, "sentences": 1})
+    assert [t for _, _, t in select_sentences(texts, s, 0)] == [texts[0], texts[2]]
+    with pytest.raises(VeilError, match="only 2 of the 4 test sentences"):
+        select_sentences(texts, ASRSettings.from_dict({"speech": "synth", "dev": 1, "sentences": 2}), 0)

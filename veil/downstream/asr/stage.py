@@ -52,6 +52,10 @@ def select_sentences(texts: Sequence[str], s: ASRSettings, seed: int) -> list[tu
         out.append((f"s{i:06d}", spoken_text(t, s.text_form, seed), t))
         if len(out) >= s.dev + s.sentences:
             break
+    if len(out) < s.dev + s.sentences:  # a smaller test split than asked for would be reported as if it were
+        raise VeilError(f"asr: only {len(out)} of the {len(texts)} test sentences are {s.min_words}-{s.max_words} "
+                        f"words long without {', '.join(s.skip_tokens) or 'a skipped token'}, and asr.dev + "
+                        f"asr.sentences asks for {s.dev + s.sentences}: lower asr.sentences or raise test.limit")
     return out
 
 
