@@ -126,3 +126,14 @@ def test_a_dictionary_type_must_be_a_placeholder_label(tmp_path):
     f.write_text("Acme\tORGANIZATION_NAME\nInitech\tCOMPANY\n")
     with pytest.raises(VeilError, match="d.tsv:2: type 'COMPANY'"):
         DLPMasker(dictionary_file=f)
+
+
+def test_merge_any_reading_beats_an_identifier_of_no_known_kind():
+    # "4111 1111 1111 1111": dlp's Luhn-checked card number, the tagger surer of a generic id
+    card, ident = Span(5, 24, "CREDIT_CARD_NUMBER", "dlp", 0.9), Span(5, 24, "GENERIC_ID", "neural_tagger", 0.96)
+    assert merge_spans([ident, card]) == [Span(5, 24, "CREDIT_CARD_NUMBER", "dlp", 0.96)]
+    num, ident = Span(30, 35, "NUMBER", "dlp", 0.6), Span(30, 35, "GENERIC_ID", "neural_tagger", 0.91)
+    assert merge_spans([num, ident]) == [Span(30, 35, "NUMBER", "dlp", 0.91)]
+    # between two typed readings the surer one, as before
+    date, num = Span(0, 5, "DATE", "neural_tagger", 0.8), Span(0, 5, "NUMBER", "dlp", 0.6)
+    assert merge_spans([num, date]) == [Span(0, 5, "DATE", "neural_tagger", 0.8)]

@@ -11,15 +11,21 @@ from veil.textutil import normalise_surface
 from veil.types import Document, MaskedDocument, Placeholder, Span
 
 
+#: labels that say an identifier is there but not of what kind: another reading of the same span wins over them
+UNSPECIFIC_LABELS = frozenset({"GENERIC_ID"})
+
+
 def merge_spans(spans: Sequence[Span]) -> list[Span]:
     """Union overlapping spans; the merged span keeps the label and source of its strongest member.
 
     Strongest: a typed label beats the generic ``WORD``; then a name (person, place, organisation, street
     address) that holds the other span and more (the whole name "Lubbock View Christian Church" read as an
-    organisation, not its word "Christian" as a religion); then higher score; then longer.
+    organisation, not its word "Christian" as a religion); then any other reading beats an identifier of no
+    known kind (a checked card number stays a ``CREDIT_CARD_NUMBER`` however sure the tagger's ``GENERIC_ID``
+    reading of the same digits is); then higher score; then longer.
     """
-    def strength(s: Span) -> tuple[int, float, int]:
-        return (s.label != "WORD", s.score, len(s))
+    def strength(s: Span) -> tuple[int, int, float, int]:
+        return (s.label != "WORD", s.label not in UNSPECIFIC_LABELS, s.score, len(s))
 
     def holds(a: Span, b: Span) -> bool:
         return a.label in ENTITY_SHAPED and a.start <= b.start and b.end <= a.end and len(a) > len(b)

@@ -105,7 +105,8 @@ def tiny_base(tmp_path_factory) -> Path:
     torch.manual_seed(0)
     examples = [Example(f"my name is {n}", ((11, 11 + len(n), "PER"),), frozenset(TYPES), "toy")
                 for n in ("john", "mary")]
-    train(DetectorTrainConfig(layers=2, steps=2, batch_size=2, dialogues=2, max_length=32, threads=1, calibrate=False),
+    train(DetectorTrainConfig(layers=2, steps=2, batch_size=2, dialogues=2, things=0, max_length=32, threads=1,
+                              calibrate=False),
           folder, None, model=build_model(2, config_overrides=TINY), extra=examples)
     return folder
 

@@ -138,8 +138,8 @@ def tiny_detector(tmp_path_factory) -> Path:
     names = ("john", "mary", "peter", "anna", "lucas", "emma")
     examples = [Example(f"my name is {n} thanks", ((11, 11 + len(n), "PER"),), frozenset(TYPES), "toy")
                 for n in names] * 6
-    config = DetectorTrainConfig(layers=2, steps=40, batch_size=6, lr=3e-3, warmup=3, dialogues=0, max_length=32,
-                                 threads=1, log_every=60)
+    config = DetectorTrainConfig(layers=2, steps=40, batch_size=6, lr=3e-3, warmup=3, dialogues=0, things=0,
+                                 max_length=32, threads=1, log_every=60)
     tiny = {"vocab_size": 30522, "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 2,
             "max_position_embeddings": 130}
     import torch

@@ -65,8 +65,8 @@ def test_tiny_training_run_saves_a_detector_that_loads(tmp_path: Path):
     """A 2-layer config-built model learns "PER" on a toy set in a few steps, saves and loads back."""
     examples = [Example(f"my name is {n} and i called", ((11, 11 + len(n), "PER"),), frozenset(TYPES), "toy")
                 for n in ("john", "mary", "peter", "anna")] * 4
-    config = DetectorTrainConfig(layers=2, steps=30, batch_size=4, lr=3e-3, warmup=2, dialogues=4, log_every=10,
-                                 max_length=32, threads=1)
+    config = DetectorTrainConfig(layers=2, steps=30, batch_size=4, lr=3e-3, warmup=2, dialogues=4, things=0,
+                                 log_every=10, max_length=32, threads=1)
     progress = tmp_path / "progress.log"
     import torch
 
