@@ -105,3 +105,19 @@ def test_load_refuses_a_folder_without_a_detector(tmp_path: Path):
 
     with pytest.raises(VeilError, match="no trained detector"):
         load(tmp_path)
+
+
+def test_the_shipped_detector_is_what_the_defaults_train():
+    """`veil train-detector --data DATA -o DIR` with no other flag rebuilds the shipped weights: their recorded
+    settings are DetectorTrainConfig's defaults (but the machine's thread count and log interval), and their
+    thresholds were calibrated with the F-beta the calibration uses now."""
+    from dataclasses import asdict
+
+    from veil.mask.neural.saved import PACKAGED_DIR
+    from veil.mask.neural.train import CALIBRATION_BETA
+
+    meta = json.loads((PACKAGED_DIR / "detector.json").read_text(encoding="utf-8"))
+    machine = {"threads", "log_every"}
+    defaults = {k: v for k, v in asdict(DetectorTrainConfig()).items() if k not in machine}
+    assert {k: v for k, v in meta["config"].items() if k not in machine} == defaults
+    assert meta["calibration"]["beta"] == CALIBRATION_BETA and meta["thresholds"] == meta["calibration"]["thresholds"]
