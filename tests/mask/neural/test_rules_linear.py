@@ -32,6 +32,7 @@ ADVERSARIAL = {
     "topic_nationality": ("American ", "MISC", r"\w+"),
     "bare_number_date": ("eighty ", "DATE", r"\w+"),
     "first_name_run": ("liisa lepistö ", "ORG", r"liisa"),
+    "listed_person": ("John Smith ", "ORG", r"John Smith"),
     "occupation": ("beautician ", "PER", r"\w+"),
     "titled_name": ("Dr. Melahat Filiz ", "PER", r"Melahat"),
     "cased_name": ("Sophie Lang ", "PER", r"Sophie"),

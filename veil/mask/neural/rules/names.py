@@ -48,6 +48,26 @@ def first_name_run(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     return span(sp, s, m.end(1), "PER")
 
 
+_TWO_WORDS = re.compile(r"([^\W\d_][\w'’-]*)[ \t]+([^\W\d_][\w'’-]*)")
+
+
+@rule("span")
+def listed_person(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
+    """An organisation of two words, a first name then a name of the name lists, neither an organisation's kind
+    word, is a person: before "at" and a phone number the tagger may read "Call [John Smith] at 555-123-4560" as a
+    company, but a first and a last name are someone's. A brand named like a person is then masked as one."""
+    if sp.label != "ORG":
+        return sp
+    m = _TWO_WORDS.fullmatch(ctx.text, sp.start, sp.end)
+    if m is None:
+        return sp
+    first, last = m.group(1).lower(), m.group(2).lower()
+    if first not in person_name_words(first_only=True) or last not in person_name_words() or \
+            kind_words_only(last) or kind_words_only(first):
+        return sp
+    return span(sp, sp.start, sp.end, "PER")
+
+
 @rule("span")
 def occupation(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     """A one-word person that is a job title and no name on the name lists ("who's a [beautician]"; not "Baker",
