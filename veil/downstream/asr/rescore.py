@@ -82,8 +82,13 @@ def wer(lists: Sequence[NBest], picks: Sequence[int]) -> float:
     return 100.0 * err / ref
 
 
+def picks_of(lists: Sequence[NBest], lm: Sequence[Sequence[float]] | None, lam: float, beta: float) -> list[int]:
+    """The hypothesis each list's fused score chooses (:func:`choose`)."""
+    return [choose(nb, lm[j] if lm is not None else None, lam, beta) for j, nb in enumerate(lists)]
+
+
 def rescored_wer(lists: Sequence[NBest], lm: Sequence[Sequence[float]] | None, lam: float, beta: float) -> float:
-    return wer(lists, [choose(nb, lm[j] if lm is not None else None, lam, beta) for j, nb in enumerate(lists)])
+    return wer(lists, picks_of(lists, lm, lam, beta))
 
 
 def first_best_wer(lists: Sequence[NBest]) -> float:
@@ -109,11 +114,6 @@ def tune(lists: Sequence[NBest], lm: Sequence[Sequence[float]], lm_weights: Sequ
                 best = (float(lam), float(beta), w)
     assert best is not None
     return best
-
-
-def picks_of(lists: Sequence[NBest], lm: Sequence[Sequence[float]] | None, lam: float, beta: float) -> list[int]:
-    """The hypothesis each list's fused score chooses (:func:`choose`)."""
-    return [choose(nb, lm[j] if lm is not None else None, lam, beta) for j, nb in enumerate(lists)]
 
 
 def paired_interval(lists: Sequence[NBest], picks_a: Sequence[int], picks_b: Sequence[int], resamples: int = 2000,

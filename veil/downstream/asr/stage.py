@@ -246,11 +246,11 @@ class ASREvaluation:
             if not row.get("lm_dir"):
                 continue
             if row["lm_dir"] == oracle:
-                scores, secs = [oscores[i] for i in test], 0.0
+                picks, secs = oracle_picks, 0.0
             else:
                 scores, secs = self.lm_scores(cache_root / row["lm_dir"], row["lm_dir"], test_records, nbest_key, lead,
                                               test_texts=test_texts)
-            picks = rescore.picks_of(test_lists, scores, lam, beta)
+                picks = rescore.picks_of(test_lists, scores, lam, beta)
             row.update(fixed, wer=rescore.wer(test_lists, picks), asr_s=secs, **versus_oracle(picks))
             log.info("WER %s/%s: %.2f%%", row["technique"] or "-", row["method"], row["wer"])
         no_lm = {"technique": "", "method": "no_lm", "perplexity": None, "perplexity_seeds": [], **fixed,
