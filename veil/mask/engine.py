@@ -72,6 +72,10 @@ class MaskingEngine:
                 mine.append(spans)
             each.append(mine)
         merged = [merge_spans([s for per_masker in each for s in per_masker[i]]) for i in range(len(docs))]
+        for m in self.maskers:  # a masker that judges the merged spans (the neural tagger's span judge)
+            if getattr(m, "judges_merged", False):
+                found = {getattr(k, "name", str(j)): e for j, (k, e) in enumerate(zip(self.maskers, each))}
+                merged = m.judge_merged([d.text for d in docs], merged, found)
         if any(g is not None for g in groups) and any(getattr(m, "carries_groups", False) for m in self.maskers):
             merged = self._carry_parts(docs, merged, groups, protected)
         return merged, each

@@ -31,7 +31,7 @@ import logging
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from veil.errors import VeilError
 from veil.mask.base import Masker
@@ -250,7 +250,11 @@ class NeuralTaggerMasker(Masker):
     found ("my name is Aantje Mourik but everyone calls me Aantje"), except a lower-case common word
     alone ("will", "bill"), which could be the everyday word elsewhere; with it and ``group_propagate``, a
     person's name found in one record of a group (``--group-field``: a call's utterances) is masked in every
-    record of that group (:mod:`veil.mask.propagation`). ``name_threshold`` (default
+    record of that group (:mod:`veil.mask.propagation`). ``judge`` (``default``: the span judge shipped with veil;
+    ``off``; or a folder written by ``bench/train_judge.py``) drops the dates, ages, jobs, conditions, places and
+    organisations of conversation that its context says are nobody's ("there is a great incentive to be a
+    doctor"), among every masker's merged spans (:mod:`veil.mask.judge`).
+    ``name_threshold`` (default
     :data:`NAME_THRESHOLD`; 0 turns it off) is the threshold of a word the model reads as a name that the name
     lists or a capital inside a sentence back, where it is above the type's own. ``rules`` chooses the span
     rules after the model (:mod:`veil.mask.neural.rules`): ``default``, ``all``, ``none``, ``-breed,-everyday_word``
@@ -264,7 +268,7 @@ class NeuralTaggerMasker(Masker):
                  threads: int | None = None, max_length: int = 128, types: Sequence[str] | str | None = None,
                  o_threshold: float | None = None, propagate: bool = True, register: str = "auto",
                  name_threshold: float = NAME_THRESHOLD, rules: str | Sequence[str] = "default",
-                 group_propagate: bool = True) -> None:
+                 group_propagate: bool = True, judge: str | bool = "default") -> None:
         from veil.mask.detectors.base import check_register
         from veil.mask.neural.rules import select
 
@@ -318,6 +322,22 @@ class NeuralTaggerMasker(Masker):
         self.propagate = bool(propagate)
         self.group_propagate = bool(group_propagate)
         self.name_limit = float(name_threshold)
+        self.judge = _span_judge(judge)
+
+    @property
+    def judges_merged(self) -> bool:
+        """Whether the engine hands it every masker's merged spans to judge (:meth:`judge_merged`)."""
+        return self.judge is not None
+
+    def judge_merged(self, texts: Sequence[str], merged: Sequence[list[Span]],
+                     found: Mapping[str, Sequence[Sequence[Span]]]) -> list[list[Span]]:
+        """``merged`` (every masker's spans of ``texts``, merged) without the spans the span judge drops;
+        ``found``: each masker's own spans by masker name. Written documents keep every span."""
+        from veil.mask.detectors.base import written_in
+
+        none: list[list[Span]] = [[] for _ in texts]
+        return self.judge.judge(texts, merged, found.get(self.name, none), found.get("dlp", none),
+                                [not written_in(self.register, t) for t in texts])
 
     def logits(self, ids: Any, mask: Any) -> Any:
         """(batch, pieces, labels) scores of a padded batch of piece ids."""
@@ -415,6 +435,22 @@ class NeuralTaggerMasker(Masker):
         out = [Span(sp.start, sp.end, self.type_to_label.get(sp.label, sp.label), sp.source, sp.score)
                for sp in tidy(text, spans, written, self.rules)]
         return propagate_names(text, out, self.name) if self.propagate else out
+
+
+def _span_judge(judge: str | bool | None) -> Any:
+    """The span judge of the ``judge`` option: ``default`` / true the shipped one, ``off`` / false none, or a folder."""
+    word = judge.strip().lower() if isinstance(judge, str) else None
+    if judge is None or judge is False or word in ("off", "false", "none", "no"):
+        return None
+    from veil.mask.judge import SpanJudge
+
+    if judge is True or word in ("default", "true", "on", "yes"):
+        return SpanJudge.load()
+    if not isinstance(judge, (str, Path)):
+        raise VeilError(f"neural_tagger: judge must be default, off or a folder, not {judge!r}")
+    if not Path(judge).is_dir():
+        raise VeilError(f"neural_tagger: judge {judge!r} is neither default, off nor a folder")
+    return SpanJudge.load(judge)
 
 
 _NAME_PART = re.compile(r"[^\W\d_][\w'’-]{2,}")
