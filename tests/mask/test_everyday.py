@@ -171,9 +171,28 @@ def test_dlp_masks_nothing_in_everyday_sentences():
     assert hits == []
 
 
+#: the words of a date said relative to the call ("early tomorrow", "this morning"): it dates the caller's
+#: day, and the goal allows it in everyday sentences (a placeholder for it is no false alarm)
+RELATIVE_DATE_WORDS = {"today", "tomorrow", "tonight", "yesterday", "this", "next", "last", "ago", "early", "late",
+                       "morning", "afternoon", "evening", "night", "week", "weekend", "month", "year"}
+
+
+def _relative_date(found: str) -> bool:
+    surface, label = found.rsplit(":", 1)
+    words = surface.lower().replace(",", " ").split()
+    return label == "DATE" and bool(words) and set(words) <= RELATIVE_DATE_WORDS and bool(
+        set(words) & {"today", "tomorrow", "tonight", "yesterday", "ago", "this", "next", "last"})
+
+
+def test_a_relative_date_is_told_from_any_other_placeholder():
+    assert _relative_date("early tomorrow:DATE") and _relative_date("this morning:DATE")
+    assert not _relative_date("Monday:DATE") and not _relative_date("early tomorrow:PERSON_NAME")
+    assert not _relative_date("morning:DATE")
+
+
 @pytest.mark.slow
-def test_default_maskers_mask_nothing_in_everyday_sentences(default_engine):
-    hits = [(t, s) for t, s in _masked(default_engine, CASES) if s]
+def test_default_maskers_mask_nothing_in_everyday_sentences_but_relative_dates(default_engine):
+    hits = [(t, s) for t, s in _masked(default_engine, CASES) if [f for f in s if not _relative_date(f)]]
     assert hits == []
 
 
