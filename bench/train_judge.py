@@ -1,7 +1,7 @@
 """Train the span judge (``veil.mask.judge``) from gold conversations and choose its threshold on the dev folds.
 
     .venv/bin/python bench/train_judge.py [--data ../shared/data] [--out veil/data/judge] [--sgd-dialogues 400]
-        [--beta 1] [--c 1.0] [--json OUT.json]
+        [--beta 1] [--c 1.0] [--model DETECTOR_DIR] [--json OUT.json]
 
 1. The default masking, judge off, runs over the training sets: the annotated Switchboard train fold (as written
    and in its asr form) and ``--sgd-dialogues`` SGD training dialogues outside the unseen families. Each merged
@@ -132,6 +132,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sgd-dialogues", type=int, default=400)
     ap.add_argument("--beta", type=float, default=1.0)
     ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation of the logistic regression")
+    ap.add_argument("--model", help="the detector folder whose spans are judged (default: the shipped detector); "
+                                    "a judge learns the spans of one detector")
     ap.add_argument("--json", help="also write the grid here")
     args = ap.parse_args(argv)
 
@@ -143,7 +145,8 @@ def main(argv: list[str] | None = None) -> None:
 
     began = time.time()
     data = Path(args.data)
-    engine = build_engine(["neural_tagger", "dlp"], options={"neural_tagger": {"judge": "off"}})
+    tagger = {"judge": "off", **({"model": args.model} if args.model else {})}
+    engine = build_engine(["neural_tagger", "dlp"], options={"neural_tagger": tagger})
     train = {k: candidates(g, engine, k) for k, g in training_golds(data, args.sgd_dialogues).items()}
     rows, labels = [], []
     for c in train.values():
@@ -208,7 +211,8 @@ def main(argv: list[str] | None = None) -> None:
     meta = {"trained": dt.date.today().isoformat(),
             "command": "python bench/train_judge.py " + " ".join(argv or sys.argv[1:]),
             "training_spans": int(len(y)), "kept_share": float(y.mean()), "sets": sorted(train),
-            "sgd_dialogues": args.sgd_dialogues, "c": args.c, "beta": args.beta, "tie": TIE, "judged": best["types"],
+            "sgd_dialogues": args.sgd_dialogues, "detector": args.model or "shipped", "c": args.c, "beta": args.beta,
+            "tie": TIE, "judged": best["types"],
             "grid": grid, "by_type": by_type, "seconds": round(time.time() - began)}
     save(Path(args.out), model.coef_[0].astype(np.float32), float(model.intercept_[0]), best["threshold"], meta)
     if args.json:
