@@ -237,7 +237,7 @@ def widen(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 class NeuralTaggerMasker(Masker):
-    """``NeuralTaggerMasker(model=None, precision="int8", batch_size=64, threads=None, types=None, o_threshold=None)``.
+    """``NeuralTaggerMasker(model=None, precision="int8", batch_size=32, threads=None, types=None, o_threshold=None)``.
 
     ``model`` is a folder written by ``veil train-detector`` (default: the detector shipped with
     veil); ``types`` keeps only some of its types (e.g. ``"PER,ORG,LOC"``); a word piece counts as
@@ -264,7 +264,7 @@ class NeuralTaggerMasker(Masker):
     name = "neural_tagger"
     releases_gil = True  # tokenizers and onnxruntime run outside the GIL: the engine overlaps it with dlp
 
-    def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 64,
+    def __init__(self, model: str | None = None, precision: str = "int8", batch_size: int = 32,
                  threads: int | None = None, max_length: int = 128, types: Sequence[str] | str | None = None,
                  o_threshold: float | None = None, propagate: bool = True, register: str = "auto",
                  name_threshold: float = NAME_THRESHOLD, rules: str | Sequence[str] = "default",
