@@ -118,14 +118,37 @@ def detect(name: str, docs: list, timings: dict[str, float]) -> list[list]:
             engine = MaskingEngine([EntityTaggerMasker(propagate=False, extend=False)])
         elif name in VARIANTS:
             masker, options = VARIANTS[name]
-            engine = build_engine([masker], options={masker: options})
+            engine = build_engine([masker], options={masker: {**options, **_judge_off(masker)}})
         else:
-            engine = build_engine([name])
+            engine = build_engine([name], options={name: _judge_off(name)} if _judge_off(name) else None)
         out = []
         for i in range(0, len(docs), 64):
             out.extend(engine.detect(docs[i:i + 64]))
     timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
     return out
+
+
+def _judge_off(masker: str) -> dict[str, Any]:
+    """The neural tagger runs alone without its span judge: the judge reads every masker's merged spans, so it is
+    applied to a system's united spans (:func:`judged`), as the engine applies it."""
+    return {"judge": "off"} if masker == "neural_tagger" else {}
+
+
+def judged(docs: list, united: list[list], members: tuple[str, ...], spans: dict[str, list[list]]) -> list[list]:
+    """``united`` as the engine leaves it: the neural tagger's span judge drops what it drops among the merged
+    spans of a system holding the tagger, with the tagger's and dlp's own spans (the same register as the system's
+    tagger)."""
+    tagger = next((m for m in members if m.split()[0] == "neural_tagger"), None)
+    if tagger is None:
+        return united
+    from veil.mask.detectors.base import written_in
+    from veil.mask.judge import SpanJudge
+
+    register = VARIANTS[tagger][1].get("register", "auto") if tagger in VARIANTS else "auto"
+    dlp = next((m for m in members if m.split()[0] == "dlp"), None)
+    none: list[list] = [[] for _ in docs]
+    return SpanJudge.load().judge([d.text for d in docs], united, spans[tagger], spans[dlp] if dlp else none,
+                                  [not written_in(register, d.text) for d in docs])
 
 
 def score(golds: list[GoldDocument], spans: list[list], fmt: str) -> dict[str, Any]:
@@ -233,6 +256,7 @@ def main() -> int:
             for system, members in system_of.items():
                 # overlapping spans of several maskers are merged as the engine merges them
                 united = [merge_spans([s for m in members for s in spans[m][i]]) for i in range(len(docs))]
+                united = judged(docs, united, members, spans)
                 rows[system] = score(golds, united, fmt)
                 if system == "veil default":
                     for m in missed_mentions(golds, united):
