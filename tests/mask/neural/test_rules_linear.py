@@ -34,6 +34,7 @@ ADVERSARIAL = {
     "first_name_run": ("liisa lepistö ", "ORG", r"liisa"),
     "listed_person": ("John Smith ", "ORG", r"John Smith"),
     "occupation": ("beautician ", "PER", r"\w+"),
+    "named_place": ("we went to, uh, Austin ", "PER", r"Austin"),
     "titled_name": ("Dr. Melahat Filiz ", "PER", r"Melahat"),
     "cased_name": ("Sophie Lang ", "PER", r"Sophie"),
     "cased_entity": ("Chicago Bulls ", "ORG", r"Bulls"),

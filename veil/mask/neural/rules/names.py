@@ -81,6 +81,32 @@ def occupation(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     return sp
 
 
+# where a place is said: "in, uh, [Plano]", "we went to [Austin]", "an hour away from [Sharon]"; "to" only after
+# going ("talked to [Austin]" is a person)
+_PLACE_BEFORE = re.compile(r"\b(?:in|into|from|through|near|outside|around|(?:went|go|goes|going|gone|moved|move|"
+                           r"moving|drove|drive|driving|flew|fly|flying|came|come|coming|trip|back|down|up|out|over|"
+                           r"way|transferred|relocated)\s+to)[\s,]*(?:(?:uh|um)[\s,]+)*$", re.IGNORECASE)
+
+
+@rule("span")
+def named_place(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
+    """A one-word person that is a town, a state or a country of the place lists (GeoNames) is a place where no
+    name list has the word ("I'm in an apartment in, uh, [Plano]", "[Plano] has quite an elaborate ...") or where
+    a place is said ("we went to, uh, [Austin]", "an hour away from [Sharon]"); "Sharon called" stays a person.
+    The type decides the placeholder and what the filler draws."""
+    from veil.mask.neural.rules.lexical import places_only
+
+    if sp.label != "PER":
+        return sp
+    word = ctx.text[sp.start:sp.end]
+    low = word.lower()
+    if " " in word or low not in places_only() or ctx.text.startswith(("'s", "’s"), sp.end):
+        return sp
+    if low in person_name_words() and not _PLACE_BEFORE.search(ctx.text, max(0, sp.start - 40), sp.start):
+        return sp
+    return span(sp, sp.start, sp.end, "LOC")
+
+
 @rule("span")
 def titled_name(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     """After an honorific a person's name runs on over up to three words that are no everyday words ("ms Melahat
