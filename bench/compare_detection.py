@@ -147,8 +147,10 @@ def judged(docs: list, united: list[list], members: tuple[str, ...], spans: dict
     register = VARIANTS[tagger][1].get("register", "auto") if tagger in VARIANTS else "auto"
     dlp = next((m for m in members if m.split()[0] == "dlp"), None)
     none: list[list] = [[] for _ in docs]
+    groups = [d.group for d in docs]
     return SpanJudge.load().judge([d.text for d in docs], united, spans[tagger], spans[dlp] if dlp else none,
-                                  [not written_in(register, d.text) for d in docs])
+                                  [not written_in(register, d.text) for d in docs],
+                                  groups if any(g is not None for g in groups) else None)
 
 
 def score(golds: list[GoldDocument], spans: list[list], fmt: str) -> dict[str, Any]:

@@ -12,8 +12,9 @@
    ``sgd_dev``); the threshold
    is the one of a grid that maximises the mean F-beta (``--beta``) of precision and QUASI recall over them,
    judging at each threshold only the types that, judged alone, drop a span and lose no DIRECT or QUASI mention
-   on any dev set (the lowest threshold within ``TIE`` of the best: it drops least). The grid and each type's effect are
-   printed; the folder records them.
+   on any dev set (the lowest threshold within ``TIE`` of the best: it drops least). Each set is scored as the
+   engine masks it: a value kept in one utterance of a call stays masked in the call's others. The grid and each
+   type's effect are printed; the folder records them.
 
 The frozen folds, ``sgd_unseen`` and the ordering dialogues are never read here: score them after with
 ``bench/eval_folds.py``.
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    from veil.mask.judge import JUDGED, save, vectorise
+    from veil.mask.judge import JUDGED, kept_in_groups, save, vectorise
     from veil.run.components import build_engine
 
     began = time.time()
@@ -164,9 +165,15 @@ def main(argv: list[str] | None = None) -> None:
         probs[k] = (model.predict_proba(vectorise(r))[:, 1] if r else np.zeros(0), where)
     base = {k: scored(c, set()) for k, c in dev.items()}
     def effect(k: str, t: float, types: set) -> tuple[int, tuple]:
+        """Spans dropped and the scores, as the engine drops them: a value kept elsewhere in its call stays."""
         p, where = probs[k]
-        drop = {w for w, q in zip(where, p) if q < t and dev[k]["merged"][w[0]][w[1]].label in types}
-        return len(drop), (scored(dev[k], drop) if drop else base[k])
+        c = dev[k]
+        judged = [w for w in where if c["merged"][w[0]][w[1]].label in types]
+        drop = {w for w, q in zip(where, p) if q < t and c["merged"][w[0]][w[1]].label in types}
+        groups = [g.doc.group for g in c["golds"]]
+        drop = kept_in_groups([g.doc.text for g in c["golds"]], c["merged"], judged, drop,
+                              groups if any(g is not None for g in groups) else None)
+        return len(drop), (scored(c, drop) if drop else base[k])
 
     def costs_recall(res: tuple, before: tuple) -> bool:
         return res[2] < before[2] - 1e-12 or (res[1] is not None and before[1] is not None and res[1] < before[1])

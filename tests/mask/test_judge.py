@@ -123,8 +123,9 @@ class _Fixed(Masker):
 class _Judging(_Fixed):
     judges_merged = True
 
-    def judge_merged(self, texts, merged, found):
+    def judge_merged(self, texts, merged, found, groups=None):
         self.seen = {k: [list(v) for v in vs] for k, vs in found.items()}
+        self.groups = groups
         return [[s for s in spans if s.label != "MONEY"] for spans in merged]
 
 
@@ -133,13 +134,30 @@ def test_the_engine_hands_every_maskers_spans_to_a_judging_masker_and_masks_what
     judging = _Judging("neural_tagger", [name])
     engine = MaskingEngine([judging, _Fixed("dlp", [money])])
     assert engine.detect([Document("d", "fifty Anna paid")]) == [[name]]
-    assert judging.seen == {"neural_tagger": [[name]], "dlp": [[money]]}
+    assert judging.seen == {"neural_tagger": [[name]], "dlp": [[money]]} and judging.groups is None
+    engine.detect([Document("d", "fifty Anna paid", group="call-1")])
+    assert judging.groups == ["call-1"]
+
+
+def test_a_value_kept_in_one_utterance_of_a_call_is_kept_in_all_of_them(tiny_judge):
+    """The judge reads each utterance alone, but a call is one document for what it masks: a job kept where the
+    speaker says it is theirs stays masked where it is said in passing, or "dentist" would survive in the call
+    (what `veil verify` checks). Another call is judged on its own."""
+    texts = ["well my sister is a dentist at the hospital", "well there is a great incentive to be a dentist",
+             "well there is a great incentive to be a dentist"]
+    merged = [[_span(t, "dentist")] for t in texts]
+    args = (texts, merged, [[], [], []], merged, [True, True, True])
+    assert tiny_judge.judge(*args) == [merged[0], [], []]
+    assert tiny_judge.judge(*args, groups=["c1", "c1", "c2"]) == [merged[0], merged[1], []]
+    assert tiny_judge.judge(*args, groups=["c1", None, None]) == [merged[0], [], []]
 
 
 def test_the_shipped_judge_reads_whose_job_it_is():
+    """The shipped model tells a job of the speaker's family from a job talked of (whether jobs are judged at its
+    threshold is the dev sets' choice, recorded in its folder)."""
     shipped = J.SpanJudge.load()
     assert 0.0 < shipped.threshold < 1.0 and shipped.judged <= J.JUDGED
-    assert not {"NUMBER", "PERSON_NAME"} & shipped.judged and "OCCUPATION" in shipped.judged
+    assert not {"NUMBER", "PERSON_NAME"} & shipped.judged and shipped.judged
     assert shipped.meta["command"].startswith("python bench/train_judge.py")
 
     def p(text: str, value: str) -> float:

@@ -75,7 +75,8 @@ class MaskingEngine:
         for m in self.maskers:  # a masker that judges the merged spans (the neural tagger's span judge)
             if getattr(m, "judges_merged", False):
                 found = {getattr(k, "name", str(j)): e for j, (k, e) in enumerate(zip(self.maskers, each))}
-                merged = m.judge_merged([d.text for d in docs], merged, found)
+                merged = m.judge_merged([d.text for d in docs], merged, found,
+                                        groups if any(g is not None for g in groups) else None)
         if any(g is not None for g in groups) and any(getattr(m, "carries_groups", False) for m in self.maskers):
             merged = self._carry_parts(docs, merged, groups, protected)
         return merged, each

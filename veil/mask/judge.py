@@ -53,6 +53,26 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def kept_in_groups(texts: Sequence[str], merged: Sequence[Sequence[Span]], judged: Sequence[tuple[int, int]],
+                   drop: set[tuple[int, int]], groups: Sequence[Any] | None) -> set[tuple[int, int]]:
+    """``drop`` (``(text, span)`` indices among the ``judged`` ones) less the spans whose value, the same words of
+    the same type, is kept in another record of their group."""
+    if not drop or groups is None:
+        return drop
+
+    def key(i: int, j: int) -> tuple[Any, str, tuple[str, ...]]:
+        s = merged[i][j]
+        return groups[i], s.label, _key(texts[i][s.start:s.end])
+
+    kept = {key(i, j) for i, j in judged if (i, j) not in drop and groups[i] is not None}
+    return {(i, j) for i, j in drop if groups[i] is None or key(i, j) not in kept}
+
+
+def _key(surface: str) -> tuple[str, ...]:
+    """A value's words, as a call's other mentions of it are matched."""
+    return tuple(_words(surface))
+
+
 def text_words(text: str) -> frozenset[str]:
     """The words of a text, as :func:`features` reads them."""
     return frozenset(_words(text))
@@ -142,8 +162,13 @@ class SpanJudge:
         return 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=np.float64)))
 
     def judge(self, texts: Sequence[str], merged: Sequence[list[Span]], tagger: Sequence[Sequence[Span]],
-              dlp: Sequence[Sequence[Span]], conversation: Sequence[bool]) -> list[list[Span]]:
-        """``merged`` without the judged spans the judge drops (only in texts where ``conversation`` is true)."""
+              dlp: Sequence[Sequence[Span]], conversation: Sequence[bool],
+              groups: Sequence[Any] | None = None) -> list[list[Span]]:
+        """``merged`` without the judged spans the judge drops (only in texts where ``conversation`` is true).
+
+        With ``groups`` (a call's utterances share one), a value kept in one record of a group is kept in every
+        record of it: the same words of the same type are masked throughout a call or nowhere, so no masked
+        value survives elsewhere in the call (what ``veil verify`` checks)."""
         rows, where = [], []
         for i, (text, spans) in enumerate(zip(texts, merged)):
             if not conversation[i] or not any(s.label in self.judged for s in spans):
@@ -156,7 +181,7 @@ class SpanJudge:
         if not rows:
             return [list(s) for s in merged]
         p = self.probabilities(rows)
-        drop = {w for w, q in zip(where, p) if q < self.threshold}
+        drop = kept_in_groups(texts, merged, where, {w for w, q in zip(where, p) if q < self.threshold}, groups)
         return [[s for j, s in enumerate(spans) if (i, j) not in drop] for i, spans in enumerate(merged)]
 
 

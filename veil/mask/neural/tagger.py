@@ -251,9 +251,9 @@ class NeuralTaggerMasker(Masker):
     alone ("will", "bill"), which could be the everyday word elsewhere; with it and ``group_propagate``, a
     person's name found in one record of a group (``--group-field``: a call's utterances) is masked in every
     record of that group (:mod:`veil.mask.propagation`). ``judge`` (``default``: the span judge shipped with veil;
-    ``off``; or a folder written by ``bench/train_judge.py``) drops the dates, ages, jobs, conditions, places and
-    organisations of conversation that its context says are nobody's ("there is a great incentive to be a
-    doctor"), among every masker's merged spans (:mod:`veil.mask.judge`).
+    ``off``; or a folder written by ``bench/train_judge.py``) drops the jobs, ages, conditions and organisations (the
+    types its folder judges) of conversation that its context says are nobody's ("there is a great incentive to be
+    a doctor"), among every masker's merged spans (:mod:`veil.mask.judge`).
     ``name_threshold`` (default
     :data:`NAME_THRESHOLD`; 0 turns it off) is the threshold of a word the model reads as a name that the name
     lists or a capital inside a sentence back, where it is above the type's own. ``rules`` chooses the span
@@ -330,14 +330,16 @@ class NeuralTaggerMasker(Masker):
         return self.judge is not None
 
     def judge_merged(self, texts: Sequence[str], merged: Sequence[list[Span]],
-                     found: Mapping[str, Sequence[Sequence[Span]]]) -> list[list[Span]]:
+                     found: Mapping[str, Sequence[Sequence[Span]]],
+                     groups: Sequence[Any] | None = None) -> list[list[Span]]:
         """``merged`` (every masker's spans of ``texts``, merged) without the spans the span judge drops;
-        ``found``: each masker's own spans by masker name. Written documents keep every span."""
+        ``found``: each masker's own spans by masker name; ``groups``: a value kept in one record of a group is
+        kept in all of them. Written documents keep every span."""
         from veil.mask.detectors.base import written_in
 
         none: list[list[Span]] = [[] for _ in texts]
         return self.judge.judge(texts, merged, found.get(self.name, none), found.get("dlp", none),
-                                [not written_in(self.register, t) for t in texts])
+                                [not written_in(self.register, t) for t in texts], groups)
 
     def logits(self, ids: Any, mask: Any) -> Any:
         """(batch, pieces, labels) scores of a padded batch of piece ids."""

@@ -81,7 +81,7 @@ def occupation(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     return sp
 
 
-# where a place is said: "in, uh, [Plano]", "we went to [Austin]", "an hour away from [Sharon]"; "to" only after
+# where a place is said: "in, uh, [Plano]", "we went to [Austin]", "an hour away from [Tyler]"; "to" only after
 # going ("talked to [Austin]" is a person)
 _PLACE_BEFORE = re.compile(r"\b(?:in|into|from|through|near|outside|around|(?:went|go|goes|going|gone|moved|move|"
                            r"moving|drove|drive|driving|flew|fly|flying|came|come|coming|trip|back|down|up|out|over|"
@@ -92,7 +92,7 @@ _PLACE_BEFORE = re.compile(r"\b(?:in|into|from|through|near|outside|around|(?:we
 def named_place(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     """A one-word person that is a town, a state or a country of the place lists (GeoNames) is a place where no
     name list has the word ("I'm in an apartment in, uh, [Plano]", "[Plano] has quite an elaborate ...") or where
-    a place is said ("we went to, uh, [Austin]", "an hour away from [Sharon]"); "Sharon called" stays a person.
+    a place is said ("we went to, uh, [Austin]", "an hour away from [Tyler]"); "Tyler called" stays a person.
     The type decides the placeholder and what the filler draws."""
     from veil.mask.neural.rules.lexical import places_only
 
