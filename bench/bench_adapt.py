@@ -68,11 +68,15 @@ def base_set(name: str, data: Path) -> tuple[list[GoldDocument], str]:
     return golds, fmt
 
 
+#: the span judge's setting for every engine of the bench (``--judge``)
+JUDGE = {"judge": "default"}
+
+
 def engine(model: str | None, threads: int, exclude: list[str] = (), terms: dict[str, str] | None = None) -> Any:
     from veil.run.components import DEFAULT_MASKERS, build_engine
 
     names = list(DEFAULT_MASKERS)
-    options: dict[str, dict] = {"neural_tagger": {"threads": threads, **({"model": model} if model else {})}}
+    options: dict[str, dict] = {"neural_tagger": {"threads": threads, **JUDGE, **({"model": model} if model else {})}}
     if terms:
         names.append("deny_list")
         options["deny_list"] = {"terms": terms}
@@ -261,8 +265,10 @@ def main() -> None:
                    help="other veil adapt settings (AdaptConfig), e.g. anchor=0.01 distil=0")
     p.add_argument("--seeds", nargs="+", type=int, default=[0],
                    help="adaptation seeds (also the random pick's); tables give mean ± std over them")
+    p.add_argument("--judge", default="default", help="the neural tagger's span judge: default, off or a folder")
     p.add_argument("--json", default=None)
     args = p.parse_args()
+    JUDGE["judge"] = args.judge
     t0 = time.time()
     out = run(args)
     print(markdown(out, "python bench/bench_adapt.py " + " ".join(sys.argv[1:]), time.time() - t0))

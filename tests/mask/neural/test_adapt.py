@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from veil.errors import VeilError
 from veil.mask.gold import GoldDocument, GoldSpan, read_sgd
 from veil.mask.neural.adapt import AdaptConfig, adapt, apply_terms, auto_steps, reviewed_examples, split_reviewed
 from veil.types import Document
@@ -154,6 +155,27 @@ def test_adapt_is_seeded(tiny_base: Path, tmp_path: Path):
         adapt(docs, tmp_path / out, base=tiny_base, config=config, progress=False)
     a, b = (load_file(str(tmp_path / o / "detector.safetensors")) for o in ("a", "b"))
     assert all((a[k] == b[k]).all() for k in a)
+
+
+def test_interpolate_saves_the_weights_part_way_from_the_base(tiny_base: Path, tmp_path: Path):
+    """``interpolate=0.5`` (WiSE-FT) keeps half of what adapting moved: the same run's weights at 1.0, halved
+    towards the base (fp16 as saved)."""
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    docs = _orders()[:4]
+    for out, share in (("full", 1.0), ("half", 0.5)):
+        config = AdaptConfig(steps=3, batch_size=4, dialogues=2, threads=1, holdout=0.0, lr=1e-2, interpolate=share)
+        adapt(docs, tmp_path / out, base=tiny_base, config=config, progress=False)
+    base, full, half = (load_file(str(folder / "detector.safetensors")) for folder in (tiny_base, tmp_path / "full",
+                                                                                       tmp_path / "half"))
+    moved = [k for k in full if k in base and not np.array_equal(full[k], base[k])]
+    assert moved
+    for k in moved:
+        b, f, h = (x[k].astype(np.float32) for x in (base, full, half))
+        assert np.allclose(h, b + 0.5 * (f - b), atol=2e-3, rtol=1e-2), k
+    with pytest.raises(VeilError, match="interpolate must be in"):
+        adapt(docs, tmp_path / "bad", base=tiny_base, config=AdaptConfig(interpolate=0.0), progress=False)
 
 
 def test_cli_adapt_refuses_a_folder_in_use_and_reads_the_review(tiny_base: Path, tmp_path: Path, capsys):

@@ -70,6 +70,7 @@ class AdaptConfig:
     distil_weight: float = 1.0  # weight of the distillation loss (KL from the base model's piece distributions)
     asr_share: float = 0.3  # share of training texts shown in the speech-recognition form
     holdout: float = 0.2  # share of reviewed documents (whole groups) kept to recalibrate the thresholds
+    interpolate: float = 0.5  # the weights saved: base + interpolate x (adapted - base) (WiSE-FT); 1: the adapted ones
     seed: int = 0
     threads: int = 2
 
@@ -242,6 +243,8 @@ def adapt(golds: Sequence[GoldDocument], out_dir: Path, *, base: Path | None = N
         raise VeilError("adapt: no reviewed documents")
     if not 0.0 < config.reviewed_share <= 1.0 or not 0.0 <= config.holdout < 1.0:
         raise VeilError("adapt: reviewed_share must be in (0, 1] and holdout in [0, 1)")
+    if not 0.0 < config.interpolate <= 1.0:
+        raise VeilError("adapt: interpolate must be in (0, 1] (1: the adapted weights; 0.5: halfway from the base)")
     t0 = time.time()
     base = Path(base) if base is not None else PACKAGED_DIR
     base_model, meta = load(base)
@@ -298,6 +301,12 @@ def adapt(golds: Sequence[GoldDocument], out_dir: Path, *, base: Path | None = N
     losses = optimise(_mixed(reviewed_windows, replay_windows, distil_windows, config, rng), loss_of, opt, sched, steps=steps,
                       clip_params=params, clip=1.0, desc="adapt", progress=progress)
     model.eval()
+    if config.interpolate != 1.0:  # weight-space ensemble of the base and the adapted model (Wortsman et al., 2022)
+        import torch
+
+        with torch.no_grad():
+            for p, s in zip(params, start):
+                p.copy_(s + config.interpolate * (p - s))
     trained = time.time() - t0
     own_embeddings = _has_own_embeddings(base)
     summary = {k: v for k, v in meta.items() if k not in ("bert_config", "embedding_fingerprint", "adapted", "calibration")}
