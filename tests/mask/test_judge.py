@@ -94,6 +94,10 @@ def test_a_judge_folder_records_what_produced_it_and_bad_folders_are_errors(tiny
     J._load.cache_clear()
     with pytest.raises(VeilError, match="hashes 1024 features"):
         J.SpanJudge.load(tmp_path)
+    (tmp_path / J.META_FILE).write_text(json.dumps({k: v for k, v in meta.items() if k != "threshold"}))
+    J._load.cache_clear()
+    with pytest.raises(VeilError, match="no threshold"):
+        J.SpanJudge.load(tmp_path)
     (tmp_path / J.WEIGHTS_FILE).write_bytes(b"not a zip")
     (tmp_path / J.META_FILE).write_text(json.dumps(dict(meta, judged=["DATE"])))
     J._load.cache_clear()

@@ -11,8 +11,9 @@ the words just before and after it and their pairs, the utterance's first- and s
 maskers found it), each feature also conjoined with the span's type, so that "for" before an amount and "for"
 before a date weigh apart. It is trained on the spans the default masking finds in gold conversations (the
 annotated Switchboard train fold, SGD training dialogues outside the unseen families): a span is "keep" where
-gold covers most of its words (DIRECT, QUASI or OPTIONAL). Its threshold is chosen on the dev folds
-(``bench/train_judge.py``).
+gold covers most of its words (DIRECT, QUASI or OPTIONAL). Its threshold and the types it judges are chosen on
+the dev sets (``bench/train_judge.py``; the shipped one judges ages, conditions, places and organisations, not
+dates or amounts, which it reads too poorly: docs/detection.md, "The span judge").
 
 It judges only types of :data:`JUDGED` (those QUASI by nature), of them only those whose judging lost no DIRECT
 or QUASI mention on any dev set (the folder's ``judged``), and only text in conversation (written documents keep
@@ -140,7 +141,8 @@ def found_by(span: Span, tagger: Sequence[Span] | _Overlaps, dlp: Sequence[Span]
 
 
 class SpanJudge:
-    """A trained judge: ``SpanJudge.load(folder)``; ``keep_probability(text, span, found_by)``."""
+    """A trained judge: ``SpanJudge.load(folder)``; :meth:`probabilities` of feature rows (:func:`features`) being
+    kept; :meth:`judge` drops the merged spans of its ``judged`` types below its ``threshold``."""
 
     def __init__(self, weights: Any, bias: float, threshold: float, meta: dict[str, Any]) -> None:
         self.weights = weights
@@ -201,6 +203,8 @@ def _load(folder: str) -> SpanJudge:
             bias = float(z["bias"])
     except Exception as e:  # a damaged folder: numpy and json raise many types
         raise VeilError(f"the span judge in {path} cannot be loaded ({type(e).__name__}: {e})") from None
+    if not isinstance(meta.get("threshold"), (int, float)) or not 0.0 <= float(meta["threshold"]) <= 1.0:
+        raise VeilError(f"the span judge in {path} has no threshold in [0, 1] in its {META_FILE}")
     if int(meta.get("n_features", N_FEATURES)) != N_FEATURES:
         raise VeilError(f"the span judge in {path} hashes {meta.get('n_features')} features, this veil {N_FEATURES}")
     unknown = set(meta.get("judged", ())) - JUDGED
