@@ -164,6 +164,7 @@ def main(argv: list[str] | None = None) -> None:
         r, _, where = examples(c)
         probs[k] = (model.predict_proba(vectorise(r))[:, 1] if r else np.zeros(0), where)
     base = {k: scored(c, set()) for k, c in dev.items()}
+
     def effect(k: str, t: float, types: set) -> tuple[int, tuple]:
         """Spans dropped and the scores, as the engine drops them: a value kept elsewhere in its call stays."""
         p, where = probs[k]
