@@ -135,22 +135,19 @@ def _judge_off(masker: str) -> dict[str, Any]:
 
 
 def judged(docs: list, united: list[list], members: tuple[str, ...], spans: dict[str, list[list]]) -> list[list]:
-    """``united`` as the engine leaves it: the neural tagger's span judge drops what it drops among the merged
-    spans of a system holding the tagger, with the tagger's and dlp's own spans (the same register as the system's
-    tagger)."""
+    """``united`` as the engine leaves it: the system's neural tagger (its options, judge on) judges the merged spans
+    of a system holding it, with the tagger's and dlp's own spans (``judge_merged``, as the engine calls it)."""
     tagger = next((m for m in members if m.split()[0] == "neural_tagger"), None)
     if tagger is None:
         return united
-    from veil.mask.detectors.base import written_in
-    from veil.mask.judge import SpanJudge
+    from veil.run.components import build_engine
 
-    register = VARIANTS[tagger][1].get("register", "auto") if tagger in VARIANTS else "auto"
-    dlp = next((m for m in members if m.split()[0] == "dlp"), None)
-    none: list[list] = [[] for _ in docs]
+    options = VARIANTS[tagger][1] if tagger in VARIANTS else {}
+    [masker] = build_engine(["neural_tagger"], options={"neural_tagger": options}).maskers
+    found = {"neural_tagger": spans[tagger], **{"dlp": spans[m] for m in members if m.split()[0] == "dlp"}}
     groups = [d.group for d in docs]
-    return SpanJudge.load().judge([d.text for d in docs], united, spans[tagger], spans[dlp] if dlp else none,
-                                  [not written_in(register, d.text) for d in docs],
-                                  groups if any(g is not None for g in groups) else None)
+    return masker.judge_merged([d.text for d in docs], united, found,
+                               groups if any(g is not None for g in groups) else None)
 
 
 def score(golds: list[GoldDocument], spans: list[list], fmt: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 SETS = ("sw_val", "sw_dev", "sw_frozen", "sgd_dev", "sgd_frozen", "sgd_unseen", "orders")
@@ -53,21 +53,26 @@ def gold_set(name: str, data: Path, sgd_dialogues: int, seed: int = 0) -> list:
     return [d for d in docs if d.doc.group in keep]
 
 
+def whole_calls(docs: list, size: int = 64) -> Iterator[list]:
+    """``docs`` in batches of about ``size`` that never split a call: a call's values are carried over all of its
+    utterances only when the engine sees them together."""
+    batch: list = []
+    for i, d in enumerate(docs):
+        batch.append(d)
+        if len(batch) >= size and (i + 1 == len(docs) or docs[i + 1].group is None or docs[i + 1].group != d.group):
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def scores(golds: list, form: str, engine: Any) -> dict[str, Any]:
     from veil.mask.evaluate import evaluate
     from veil.textforms import transform_documents
 
     g = transform_documents(golds, form)
     docs = [x.doc for x in g]
-    spans: list = []
-    batch: list = []
-    for i, d in enumerate(docs):  # whole calls a batch: a call's values are carried over all of its utterances
-        batch.append(d)
-        if len(batch) >= 64 and (i + 1 == len(docs) or docs[i + 1].group is None or docs[i + 1].group != d.group):
-            spans.extend(engine.detect(batch))
-            batch = []
-    if batch:
-        spans.extend(engine.detect(batch))
+    spans = [s for batch in whole_calls(docs) for s in engine.detect(batch)]
     r = evaluate(g, spans, "switchboard_pii")
     return {"precision": r["precision"], "DIRECT": r["DIRECT"]["mention_recall"], "DIRECT_n": r["DIRECT"]["mentions"],
             "QUASI": r["QUASI"]["mention_recall"], "QUASI_n": r["QUASI"]["mentions"],

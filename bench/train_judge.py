@@ -26,7 +26,6 @@ import argparse
 import datetime as dt
 import json
 import random
-import re
 import sys
 import time
 from pathlib import Path
@@ -39,7 +38,6 @@ sys.path.insert(0, str(REPO / "bench"))
 #: mean F-beta within this of the best counts as a tie, broken toward the lower threshold
 TIE = 0.001
 GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
-_WORD = re.compile(r"\w+(?:'\w+)?")
 
 
 def training_golds(data: Path, sgd_dialogues: int) -> dict[str, list]:
@@ -66,49 +64,41 @@ def dev_golds(data: Path) -> dict[str, list]:
 
 def candidates(golds: list, engine: Any, label: str) -> dict[str, Any]:
     """The merged spans of the judge-free default masking, with each masker's own spans, call by call."""
+    from eval_folds import whole_calls
     from tqdm import tqdm
 
     docs = [g.doc for g in golds]
     merged, tagger, dlp = [], [], []
-    batch: list = []
     with tqdm(total=len(docs), desc=f"masking {label}", unit="utt") as bar:
-        for i, d in enumerate(docs):
-            batch.append(d)
-            if len(batch) >= 64 and (i + 1 == len(docs) or docs[i + 1].group is None or docs[i + 1].group != d.group):
-                m, each = engine.detect_each(batch)
-                merged += m
-                tagger += each[0]
-                dlp += each[1]
-                bar.update(len(batch))
-                batch = []
-        if batch:
+        for batch in whole_calls(docs):
             m, each = engine.detect_each(batch)
             merged, tagger, dlp = merged + m, tagger + each[0], dlp + each[1]
             bar.update(len(batch))
     return {"golds": golds, "merged": merged, "tagger": tagger, "dlp": dlp}
 
 
-def kept_by_gold(gd: Any, start: int, end: int) -> bool:
-    """Whether gold that may be masked covers at least half of the words of ``[start, end)``."""
-    from veil.mask.evaluate import _may_mask
+def kept_by_gold(text: str, allowed: Any, start: int, end: int) -> bool:
+    """Whether the gold that may be masked (``allowed``, its ``veil.mask.coverage.Coverage``) touches at least
+    half of the words of ``[start, end)``, each word as precision counts it."""
+    from veil.textutil import iter_words
 
-    allowed = [(g.start, g.end) for g in _may_mask(gd)]
-    words = [(m.start() + start, m.end() + start) for m in _WORD.finditer(gd.doc.text[start:end])]
-    if not words:
-        return False
-    return 2 * sum(any(a < we and ws < b for a, b in allowed) for ws, we in words) >= len(words)
+    words = [(ws + start, we + start) for ws, we, _ in iter_words(text[start:end])]
+    return bool(words) and 2 * sum(allowed.word_is_masked(ws, we) for ws, we in words) >= len(words)
 
 
 def examples(c: dict[str, Any]) -> tuple[list, list, list]:
+    from veil.mask.coverage import Coverage, spans_of
+    from veil.mask.evaluate import _may_mask
     from veil.mask.judge import JUDGED, features, found_by
 
     rows, labels, where = [], [], []
     for i, (gd, spans) in enumerate(zip(c["golds"], c["merged"])):
+        allowed = Coverage(gd.doc.text, spans_of(_may_mask(gd)))
         for j, s in enumerate(spans):
             if s.label in JUDGED:
                 rows.append(features(gd.doc.text, s.start, s.end, s.label, found_by(s, c["tagger"][i], c["dlp"][i]),
                                      s.score))
-                labels.append(kept_by_gold(gd, s.start, s.end))
+                labels.append(kept_by_gold(gd.doc.text, allowed, s.start, s.end))
                 where.append((i, j))
     return rows, labels, where
 

@@ -11,8 +11,8 @@ import re
 
 from veil.mask.neural.rules.base import Context, rule, span
 from veil.mask.neural.rules.lexical import (EDGE_ALL, EDGE_NAMES, NAME_LABELS, TITLE_BEFORE, everyday,
-                                            everyday_words, person_name_words, proper_words, search_back,
-                                            sentence_start)
+                                            everyday_words, person_name_words, places_only, proper_words,
+                                            search_back, sentence_start)
 from veil.mask.wordlists import ALLOW_5K, common, words
 from veil.types import Span
 
@@ -94,8 +94,6 @@ def named_place(ctx: Context, sp: Span, out: list[Span]) -> Span | None:
     name list has the word ("I'm in an apartment in, uh, [Plano]", "[Plano] has quite an elaborate ...") or where
     a place is said ("we went to, uh, [Austin]", "an hour away from [Tyler]"); "Tyler called" stays a person.
     The type decides the placeholder and what the filler draws."""
-    from veil.mask.neural.rules.lexical import places_only
-
     if sp.label != "PER":
         return sp
     word = ctx.text[sp.start:sp.end]
