@@ -7,7 +7,12 @@ Sets (``veil.mask.neural.gold_sources`` defines the folds):
 
 - ``sw_val`` (dev): ``switchboard_pii`` val. Span rules were written against its errors: a dev figure.
 - ``sw_dev``: the dev fold of the annotated Switchboard train conversations (thresholds are chosen on it).
-- ``sw_frozen``: their frozen fold: nothing was trained, tuned or written on it.
+- ``sw_frozen``: their frozen fold: nothing was trained, tuned or written on it; its errors were read on
+  2026-11-29, so it is a dev fold for what was chosen after.
+- ``sw_holdout``: 24 more Switchboard train conversations (``bench/data/switchboard_holdout``), annotated twice
+  and adjudicated after every rule, threshold and model of the default was chosen; scored, never read for errors.
+  ``sw_holdout_unframed``: its utterances that none of the shipped detector's 8,000 candidate silver frames held
+  (:func:`framed_utterances`): text the model never read.
 - ``sgd_dev`` / ``sgd_frozen``: SGD dev dialogues of the service families the tagger trains on, by dialogue hash.
 - ``sgd_unseen``: SGD dev dialogues of the families never trained on (``UNSEEN_FAMILIES``): a domain veil has
   not seen.
@@ -30,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
-SETS = ("sw_val", "sw_dev", "sw_frozen", "sgd_dev", "sgd_frozen", "sgd_unseen", "orders")
+SETS = ("sw_val", "sw_dev", "sw_frozen", "sw_holdout", "sw_holdout_unframed", "sgd_dev", "sgd_frozen", "sgd_unseen", "orders")
 FORMS = ("none", "lower", "asr")
 
 
@@ -44,6 +49,14 @@ def gold_set(name: str, data: Path, sgd_dialogues: int, seed: int = 0) -> list:
         return read_gold(data / "switchboard_pii/val_gold.jsonl", "switchboard_pii")
     if name in ("sw_dev", "sw_frozen"):
         return gs.switchboard_gold(data, (name[3:],))
+    if name.startswith("sw_holdout"):
+        from veil.mask.neural.frames import HOLDOUT_FILE, calibration_gold
+
+        golds = calibration_gold(data, HOLDOUT_FILE)
+        if name == "sw_holdout_unframed":
+            seen = framed_utterances(data)
+            golds = [g for g in golds if g.doc.id not in seen]
+        return golds
     if name == "sgd_unseen":
         docs = gs.sgd_gold(data, "dev", families=gs.UNSEEN_FAMILIES)
     else:
@@ -51,6 +64,37 @@ def gold_set(name: str, data: Path, sgd_dialogues: int, seed: int = 0) -> list:
     dialogues = sorted({str(d.doc.group) for d in docs})
     keep = set(random.Random(seed).sample(dialogues, min(sgd_dialogues, len(dialogues))))
     return [d for d in docs if d.doc.group in keep]
+
+
+def framed_utterances(data: Path, n: int = 8000, seed: int = 0) -> frozenset[str]:
+    """The ids (``<conversation>-<line>``) of every Switchboard train utterance in the ``n`` candidate frames the
+    shipped detector's training drew (``veil.mask.neural.frames.frames``: ``sample_texts`` of twice its 4,000
+    frames, seed 0, the annotated calibration and gold conversations excluded), replayed draw by draw: an upper
+    bound on the text it read with silver labels."""
+    from veil.mask.neural.frames import CALIBRATION_FILE, GOLD_FILE, SWITCHBOARD_TRAIN, calibration_conversations
+
+    lines: dict[str, list[str]] = {}
+    for f in sorted((data / SWITCHBOARD_TRAIN).glob("*.txt")):
+        lines[f.stem] = f.read_text(encoding="utf-8").splitlines()
+    # the line numbers of each conversation's utterances, as ``read_conversations`` keeps them
+    kept = {c: [i for i, ln in enumerate(ls) if len(ln.split("|")) >= 2 and ln.split("|")[1].strip()]
+            for c, ls in lines.items()}
+    ids = sorted(set(kept) - (calibration_conversations(CALIBRATION_FILE) | calibration_conversations(GOLD_FILE)))
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    drawn = 0
+    while drawn < n and ids:  # ``sample_texts``, draw by draw
+        conv = rng.choice(ids)
+        utts = kept[conv]
+        if not utts:
+            continue
+        k = rng.choice((1, 1, 2, 3, 4))
+        i = rng.randrange(max(1, len(utts) - k + 1))
+        frame = utts[i:i + k]
+        if len(" ".join(lines[conv][j].split("|")[1] for j in frame).split()) >= 3:
+            drawn += 1
+            seen.update(f"{conv}-{j}" for j in frame)
+    return frozenset(seen)
 
 
 def whole_calls(docs: list, size: int = 64) -> Iterator[list]:

@@ -18,8 +18,9 @@ consecutive utterances of a Switchboard ``train`` conversation, with
 - **negatives**: every other word is "not personal" for every type: fillers, household words,
   pronouns, numbers that count or measure, durations.
 
-Conversations in :data:`CALIBRATION_FILE` (annotated by hand, see ``veil/data/detector``) are never
-framed: they calibrate the per-type thresholds. Switchboard ``val`` is never read.
+Conversations in :data:`CALIBRATION_FILE` and :data:`GOLD_FILE` (annotated by hand, see ``veil/data/detector``)
+are never framed: they are trained, tuned or reported on gold. Nor are those of :data:`HOLDOUT_FILE`, annotated
+for reporting only. Switchboard ``val`` is never read.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ SWITCHBOARD_TRAIN = "switchboard/train"
 CALIBRATION_FILE = Path(__file__).resolve().parents[2] / "data" / "detector" / "switchboard_train_pii.jsonl"
 #: the adjudicated Switchboard train annotations (same layout; ``veil.mask.neural.gold_sources`` folds them)
 GOLD_FILE = Path(__file__).resolve().parents[2] / "data" / "detector" / "switchboard_train_gold.jsonl"
+#: Switchboard train conversations annotated for reporting only (``bench/eval_folds.py``'s ``sw_holdout``): never
+#: framed, trained on, tuned on or read by ``veil.mask.neural.gold_sources``
+HOLDOUT_FILE = Path(__file__).resolve().parents[2] / "data" / "detector" / "switchboard_holdout_gold.jsonl"
 
 #: spaCy label -> tagger type (None: ignored, not taught either way)
 SPACY_TYPES = {"PERSON": "PER", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC", "ORG": "ORG", "NORP": None,
@@ -370,7 +374,8 @@ def frames(data: Path, n: int, seed: int, splice_rate: float = 0.5, insert_rate:
         raise VeilError(f"no Switchboard train conversations in {folder}")
     rng = random.Random(seed)
     if exclude is None:  # no annotated conversation is framed: their folds are trained, tuned or reported on gold
-        excluded = calibration_conversations() | calibration_conversations(GOLD_FILE)
+        excluded = calibration_conversations() | calibration_conversations(GOLD_FILE) | calibration_conversations(
+            HOLDOUT_FILE)
     else:
         excluded = frozenset(exclude)
     # twice the frames needed, then every one with a silver label (up to half of n) and the rest without: real
