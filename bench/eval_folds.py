@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
-SETS = ("sw_val", "sw_dev", "sw_frozen", "sw_holdout", "sw_holdout_unframed", "sgd_dev", "sgd_frozen", "sgd_unseen", "orders")
+SETS = ("sw_val", "sw_dev", "sw_frozen", "sw_holdout", "sw_holdout_unframed", "sgd_dev", "sgd_frozen", "sgd_unseen",
+        "orders")
 FORMS = ("none", "lower", "asr")
 
 

@@ -105,6 +105,27 @@ def test_a_judge_folder_records_what_produced_it_and_bad_folders_are_errors(tiny
         J.SpanJudge.load(tmp_path)
 
 
+def test_each_judged_type_has_its_own_threshold(tiny_judge, tmp_path):
+    """A folder's ``thresholds`` judge each type at its own: a job at a threshold no span reaches is dropped, a date
+    at 0 is never; the types judged are theirs. Thresholds that are not numbers in [0, 1] or name a type the judge
+    may never drop are errors."""
+    weights, bias = tiny_judge.weights, tiny_judge.bias
+    J.save(tmp_path, weights, bias, 0.5, {"thresholds": {"OCCUPATION": 1.0, "DATE": 0.0}})
+    judge = J.SpanJudge.load(tmp_path)
+    assert judge.judged == {"OCCUPATION", "DATE"} and judge.thresholds == {"OCCUPATION": 1.0, "DATE": 0.0}
+    assert json.loads((tmp_path / J.META_FILE).read_text())["judged"] == ["DATE", "OCCUPATION"]
+    text = "well my sister is a dentist, she started in nineteen ninety"
+    merged = [[_span(text, "dentist"), _span(text, "nineteen ninety", "DATE")]]
+    assert judge.judge([text], merged, [[]], merged, [True]) == [[merged[0][1]]]
+    meta = json.loads((tmp_path / J.META_FILE).read_text())
+    for bad, match in (({"DATE": 2.0}, "not a type -> number"), ({"PERSON_NAME": 0.5}, "never lets it drop")):
+        (tmp_path / J.META_FILE).write_text(json.dumps(dict(meta, thresholds=bad, judged=[])))
+        J._load.cache_clear()
+        with pytest.raises(VeilError, match=match):
+            J.SpanJudge.load(tmp_path)
+    J._load.cache_clear()
+
+
 def test_the_taggers_judge_option(tmp_path):
     from veil.mask.neural.tagger import _span_judge
 

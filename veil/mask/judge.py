@@ -11,13 +11,15 @@ the words just before and after it and their pairs, the utterance's first- and s
 maskers found it), each feature also conjoined with the span's type, so that "for" before an amount and "for"
 before a date weigh apart. It is trained on the spans the default masking finds in gold conversations (the
 annotated Switchboard train fold, SGD training dialogues outside the unseen families): a span is "keep" where
-gold covers most of its words (DIRECT, QUASI or OPTIONAL). Its threshold and the types it judges are chosen on
-the dev sets (``bench/train_judge.py``; the shipped one judges ages, conditions, places and organisations, not
-dates or amounts, which it reads too poorly: docs/detection.md, "The span judge").
+gold covers most of its words (DIRECT, QUASI or OPTIONAL). The types it judges, and a threshold for each, are
+chosen on the dev sets (``bench/train_judge.py``; the shipped one judges ages, conditions, places, organisations
+and, at a low threshold, jobs; not dates or amounts, which it reads too poorly: docs/detection.md, "The span
+judge").
 
 It judges only types of :data:`JUDGED` (those QUASI by nature), of them only those whose judging lost no DIRECT
-or QUASI mention on any dev set (the folder's ``judged``), and only text in conversation (written documents keep
-every span). It never drops a name, a phone number, an address or an identifier.
+or QUASI mention on any dev set, each at its own threshold (the folder's ``thresholds``), and only text in
+conversation (written documents keep every span). It never drops a name, a phone number, an address or an
+identifier.
 """
 
 from __future__ import annotations
@@ -142,14 +144,18 @@ def found_by(span: Span, tagger: Sequence[Span] | _Overlaps, dlp: Sequence[Span]
 
 class SpanJudge:
     """A trained judge: ``SpanJudge.load(folder)``; :meth:`probabilities` of feature rows (:func:`features`) being
-    kept; :meth:`judge` drops the merged spans of its ``judged`` types below its ``threshold``."""
+    kept; :meth:`judge` drops the merged spans of its judged types below their type's threshold (``thresholds``,
+    one per judged type; a folder without them judges its ``judged`` types at its one ``threshold``)."""
 
     def __init__(self, weights: Any, bias: float, threshold: float, meta: dict[str, Any]) -> None:
         self.weights = weights
         self.bias = float(bias)
         self.threshold = float(threshold)
         self.meta = meta
-        self.judged = frozenset(meta.get("judged", ()))
+        per_type = meta.get("thresholds")
+        self.thresholds: dict[str, float] = ({str(k): float(v) for k, v in per_type.items()} if per_type else
+                                             {t: self.threshold for t in meta.get("judged", ())})
+        self.judged = frozenset(self.thresholds)
 
     @classmethod
     def load(cls, folder: str | Path | None = None) -> "SpanJudge":
@@ -183,7 +189,8 @@ class SpanJudge:
         if not rows:
             return [list(s) for s in merged]
         p = self.probabilities(rows)
-        drop = kept_in_groups(texts, merged, where, {w for w, q in zip(where, p) if q < self.threshold}, groups)
+        below = {w for w, q in zip(where, p) if q < self.thresholds[merged[w[0]][w[1]].label]}
+        drop = kept_in_groups(texts, merged, where, below, groups)
         return [[s for j, s in enumerate(spans) if (i, j) not in drop] for i, spans in enumerate(merged)]
 
 
@@ -207,7 +214,12 @@ def _load(folder: str) -> SpanJudge:
         raise VeilError(f"the span judge in {path} has no threshold in [0, 1] in its {META_FILE}")
     if int(meta.get("n_features", N_FEATURES)) != N_FEATURES:
         raise VeilError(f"the span judge in {path} hashes {meta.get('n_features')} features, this veil {N_FEATURES}")
-    unknown = set(meta.get("judged", ())) - JUDGED
+    per_type = meta.get("thresholds")
+    if per_type is not None and not (isinstance(per_type, dict) and all(
+            isinstance(v, (int, float)) and 0.0 <= float(v) <= 1.0 for v in per_type.values())):
+        raise VeilError(f"the span judge in {path} has thresholds that are not a type -> number in [0, 1] in its "
+                        f"{META_FILE}")
+    unknown = (set(meta.get("judged", ())) | set(per_type or ())) - JUDGED
     if unknown:
         raise VeilError(f"the span judge in {path} judges types veil never lets it drop: {', '.join(sorted(unknown))}")
     return SpanJudge(weights, bias, float(meta["threshold"]), meta)
@@ -227,6 +239,9 @@ def save(folder: Path, weights: Any, bias: float, threshold: float, meta: dict[s
     with atomic_write(Path(folder) / WEIGHTS_FILE, "wb") as f:
         f.write(buf.getvalue())
     meta = dict(meta, threshold=float(threshold), n_features=N_FEATURES, judged=sorted(meta.get("judged", ())))
+    if meta.get("thresholds"):
+        meta["thresholds"] = {k: float(v) for k, v in sorted(meta["thresholds"].items())}
+        meta["judged"] = sorted(meta["thresholds"])
     with atomic_write(Path(folder) / META_FILE, "w") as f:
         f.write(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     _load.cache_clear()

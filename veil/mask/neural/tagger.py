@@ -251,9 +251,10 @@ class NeuralTaggerMasker(Masker):
     alone ("will", "bill"), which could be the everyday word elsewhere; with it and ``group_propagate``, a
     person's name found in one record of a group (``--group-field``: a call's utterances) is masked in every
     record of that group (:mod:`veil.mask.propagation`). ``judge`` (``default``: the span judge shipped with veil;
-    ``off``; or a folder written by ``bench/train_judge.py``) drops the ages, conditions, places and organisations (the
-    types its folder judges) of conversation that its context says are nobody's ("find me a flight on Delta
-    Airlines": a company searched for, no one's employer), among every masker's merged spans (:mod:`veil.mask.judge`).
+    ``off``; or a folder written by ``bench/train_judge.py``) drops the ages, conditions, places, organisations
+    and jobs (the types its folder judges, each below its threshold) of conversation that its context says are
+    nobody's ("find me a flight on Delta Airlines": a company searched for, no one's employer), among every
+    masker's merged spans (:mod:`veil.mask.judge`).
     ``name_threshold`` (default
     :data:`NAME_THRESHOLD`; 0 turns it off) is the threshold of a word the model reads as a name that the name
     lists or a capital inside a sentence back, where it is above the type's own. ``rules`` chooses the span
