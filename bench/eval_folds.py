@@ -12,7 +12,7 @@ Sets (``veil.mask.neural.gold_sources`` defines the folds):
 - ``sw_holdout``: 24 more Switchboard train conversations (``bench/data/switchboard_holdout``), annotated twice
   and adjudicated after every rule, threshold and model of the default was chosen; scored, never read for errors.
   ``sw_holdout_unframed``: its utterances that none of the shipped detector's 8,000 candidate silver frames held
-  (:func:`framed_utterances`): text the model never read.
+  (``framed_ids.json`` there, from :func:`framed_utterances`): text the model never read.
 - ``sgd_dev`` / ``sgd_frozen``: SGD dev dialogues of the service families the tagger trains on, by dialogue hash.
 - ``sgd_unseen``: SGD dev dialogues of the families never trained on (``UNSEEN_FAMILIES``): a domain veil has
   not seen.
@@ -55,7 +55,8 @@ def gold_set(name: str, data: Path, sgd_dialogues: int, seed: int = 0) -> list:
 
         golds = calibration_gold(data, HOLDOUT_FILE)
         if name == "sw_holdout_unframed":
-            seen = framed_utterances(data)
+            framed = json.loads((REPO / "bench" / "data" / "switchboard_holdout" / "framed_ids.json").read_text())
+            seen = set(framed["ids"])
             golds = [g for g in golds if g.doc.id not in seen]
         return golds
     if name == "sgd_unseen":
@@ -67,12 +68,13 @@ def gold_set(name: str, data: Path, sgd_dialogues: int, seed: int = 0) -> list:
     return [d for d in docs if d.doc.group in keep]
 
 
-def framed_utterances(data: Path, n: int = 8000, seed: int = 0) -> frozenset[str]:
-    """The ids (``<conversation>-<line>``) of every Switchboard train utterance in the ``n`` candidate frames the
-    shipped detector's training drew (``veil.mask.neural.frames.frames``: ``sample_texts`` of twice its 4,000
-    frames, seed 0, the annotated calibration and gold conversations excluded), replayed draw by draw: an upper
-    bound on the text it read with silver labels."""
-    from veil.mask.neural.frames import CALIBRATION_FILE, GOLD_FILE, SWITCHBOARD_TRAIN, calibration_conversations
+def framed_utterances(data: Path, exclude: frozenset[str], n: int = 8000, seed: int = 0) -> frozenset[str]:
+    """The ids (``<conversation>-<line>``) of every Switchboard train utterance in the ``n`` candidate frames a
+    detector's training drew (``veil.mask.neural.frames.frames``: ``sample_texts`` of twice its 4,000 frames, seed
+    0, the conversations ``exclude`` left out: those annotated when it was trained), replayed draw by draw: an upper
+    bound on the text it read with silver labels. ``bench/data/switchboard_holdout/framed_ids.json`` holds the
+    shipped detector's, replayed with the calibration set and the first 160 gold conversations excluded."""
+    from veil.mask.neural.frames import SWITCHBOARD_TRAIN
 
     lines: dict[str, list[str]] = {}
     for f in sorted((data / SWITCHBOARD_TRAIN).glob("*.txt")):
@@ -80,7 +82,7 @@ def framed_utterances(data: Path, n: int = 8000, seed: int = 0) -> frozenset[str
     # the line numbers of each conversation's utterances, as ``read_conversations`` keeps them
     kept = {c: [i for i, ln in enumerate(ls) if len(ln.split("|")) >= 2 and ln.split("|")[1].strip()]
             for c, ls in lines.items()}
-    ids = sorted(set(kept) - (calibration_conversations(CALIBRATION_FILE) | calibration_conversations(GOLD_FILE)))
+    ids = sorted(set(kept) - exclude)
     rng = random.Random(seed)
     seen: set[str] = set()
     drawn = 0

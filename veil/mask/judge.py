@@ -12,8 +12,8 @@ maskers found it), each feature also conjoined with the span's type, so that "fo
 before a date weigh apart. It is trained on the spans the default masking finds in gold conversations (the
 annotated Switchboard train fold, SGD training dialogues outside the unseen families): a span is "keep" where
 gold covers most of its words (DIRECT, QUASI or OPTIONAL). The types it judges, and a threshold for each, are
-chosen on the dev sets (``bench/train_judge.py``; the shipped one judges ages, conditions, places, organisations
-and, at a low threshold, jobs; not dates or amounts, which it reads too poorly: docs/detection.md, "The span
+chosen on the dev sets (``bench/train_judge.py``; the shipped one judges conditions, places and organisations; not
+ages, jobs, dates or amounts, whose judging lost a mention on some dev set: docs/detection.md, "The span
 judge").
 
 It judges only types of :data:`JUDGED` (those QUASI by nature), of them only those whose judging lost no DIRECT

@@ -252,7 +252,7 @@ class NeuralTaggerMasker(Masker):
     person's name found in one record of a group (``--group-field``: a call's utterances) is masked in every
     record of that group (:mod:`veil.mask.propagation`). ``judge`` (``default``: the span judge shipped with veil;
     ``off``; or a folder written by ``bench/train_judge.py``) drops the ages, conditions, places, organisations
-    and jobs (the types its folder judges, each below its threshold) of conversation that its context says are
+    or jobs (the types its folder judges, each below its threshold) of conversation that its context says are
     nobody's ("find me a flight on Delta Airlines": a company searched for, no one's employer), among every
     masker's merged spans (:mod:`veil.mask.judge`).
     ``name_threshold`` (default
