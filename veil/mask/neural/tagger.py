@@ -258,7 +258,7 @@ class NeuralTaggerMasker(Masker):
     ``name_threshold`` (default
     :data:`NAME_THRESHOLD`; 0 turns it off) is the threshold of a word the model reads as a name that the name
     lists or a capital inside a sentence back, where it is above the type's own. ``rules`` chooses the span
-    rules after the model (:mod:`veil.mask.neural.rules`): ``default``, ``all``, ``none``, ``-breed,-everyday_word``
+    rules after the model (:mod:`veil.mask.neural.rules`): ``default``, ``all``, ``none``, ``-breed,-trim_edges``
     (the default ones but those) or a list of rule names; an unknown name is an error that lists them.
     """
 

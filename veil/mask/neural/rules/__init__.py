@@ -2,7 +2,7 @@
 
 :func:`tidy` runs the registered rules (:data:`REGISTRY`, in order) on the tagger's spans before they become
 placeholders; ``rules`` (``NeuralTaggerMasker(rules=...)``, ``--set neural_tagger.rules=...``) chooses them:
-``default``, ``none``, ``-breed,-everyday_word`` (all but those) or a list of names. :func:`describe` lists
+``default``, ``none``, ``-breed,-trim_edges`` (all but those) or a list of names. :func:`describe` lists
 them, one line each.
 """
 
@@ -24,7 +24,7 @@ __all__ = ["REGISTRY", "Rule", "apply_rule", "describe", "select", "tidy"]
 
 def tidy(text: str, spans: Sequence[Span], written: bool | None = None,
          rules: str | Sequence[str] | Sequence[Rule] | None = None) -> list[Span]:
-    """``spans`` (tagger types) after the span rules ``rules`` (default: all, in registry order); ``written``
+    """``spans`` (tagger types) after the span rules ``rules`` (default: those on by default, in registry order); ``written``
     says whether the text is a written document (default: ``detectors.base.is_written``)."""
     from veil.mask.detectors.base import is_written
 

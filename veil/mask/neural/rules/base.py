@@ -9,7 +9,7 @@ A rule is a named post-processor of the tagger's spans (labels are tagger types:
   one another rule drops still counts as beside a span).
 
 Rules run in the order they are registered (span rules first). Each has a name, a docstring that says what it
-does and why, and a switch (:func:`select`: ``rules=default``, ``all``, ``none``, ``-breed,-everyday_word`` or
+does and why, and a switch (:func:`select`: ``rules=default``, ``all``, ``none``, ``-breed,-trim_edges`` or
 an explicit list).
 """
 
@@ -72,7 +72,7 @@ def rule(kind: str, pure: bool = True, default: bool = True) -> Callable[[Callab
 
 def select(spec: str | Sequence[str] | None = None) -> tuple[Rule, ...]:
     """The rules a setting turns on, in registry order: ``None`` / ``"default"`` those on by default, ``"all"``
-    every one, ``"none"`` none, ``"-breed,-everyday_word"`` the default ones but those, ``"trim_edges,valid_type"``
+    every one, ``"none"`` none, ``"-breed,-trim_edges"`` the default ones but those, ``"trim_edges,valid_type"``
     (or a list) only those.
     An unknown name is an error that lists the known ones."""
     defaults = tuple(r for r in REGISTRY.values() if r.default)

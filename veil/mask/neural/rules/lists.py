@@ -203,7 +203,7 @@ def _capitalised_name(text: str, sp: Span) -> bool:
     return not sentence_start(text, sp.start)
 
 
-@rule("drop")
+@rule("drop", default=False)
 def everyday_word(ctx: Context, spans: list[Span], i: int) -> bool:
     """A person or organisation (and in conversation a product or place) that is one everyday word ("watermelon",
     "quart", "hills", wordfreq's 40,000) and no name or place as well goes, unless another span stands right
