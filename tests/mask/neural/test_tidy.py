@@ -170,12 +170,12 @@ def test_tidy_everyday_words_and_acronyms(text, found, expected):
     assert got == expected
 
 
-@pytest.mark.parametrize("text,word", [("well pat i think you're right", "pat"), ("but bev i think you'll be bored", "bev"),
-                                       ("I love watermelon", "watermelon")])
+@pytest.mark.parametrize("text,word", [("well pat i think you're right", "pat"),
+                                       ("but bev i think you'll be bored", "bev"), ("I love watermelon", "watermelon")])
 def test_everyday_word_is_off_by_default_names_that_are_words_stay_masked(text, word):
-    """A lower-case name that is also an everyday word and on no name list ("pat", "bev") was dropped by ``everyday_word``: on the dev
-    fold of 304 annotated calls it lost 3 to 6 of 49 names, so it runs only when named; a thing read as a person
-    ("watermelon") then stays masked too, the price of it."""
+    """A lower-case name that is also an everyday word and on no name list ("pat", "bev") was dropped by
+    ``everyday_word``: on the dev fold of 304 annotated calls it lost 3 to 6 of 49 names, so it runs only when
+    named; a thing read as a person ("watermelon") then stays masked too, the price of it."""
     found = _spans(text, [(word, "PER")])
     assert [text[s.start:s.end] for s in tidy(text, found)] == [word]
     assert tidy(text, found, rules="all") == []
