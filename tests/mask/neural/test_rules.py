@@ -87,6 +87,7 @@ TABLE = [
     ("naming_context", "Doctor Collie said I should rest.", [], [("Collie", "PER")]),
     ("naming_context", "hi dawn how are you", [], [("dawn", "PER")]),
     ("naming_context", "this is will speaking", [], [("will", "PER")]),
+    ("naming_context", "we named him buddy after my uncle", [], [("buddy", "PER")]),
     ("naming_context", "this is will be fine", [], []),
     ("naming_context", "this is great", [], []),
     ("naming_context", "my name is not important", [], []),

@@ -1,7 +1,7 @@
 """Detect and mask stage: the rules that run last, on evidence no list overrules.
 
 A name said in a naming context ("his last name is Weight", "Doctor Collie", "I spoke to Jack Russell", "hi
-dawn") is a person whatever the word lists say of the word; a spelled acronym with its institution word ("N C
+dawn", "we named him buddy") is a person whatever the word lists say of the word; a spelled acronym with its institution word ("N C
 State") is one organisation.
 """
 
@@ -28,6 +28,8 @@ _INTRODUCED = re.compile(r"\b(?:this\s+is|hi|hello|hey|bye|goodbye|thanks|thank\
                          re.IGNORECASE)
 #: "I spoke to X Y": a person when X is a first name or written with a capital
 _SPOKE_TO = re.compile(r"\b(?:spoke|spoken|speaking|talked|talking)\s+(?:to|with)\s+(" + _W + r")", re.IGNORECASE)
+#: "we named him X", "a dog named X", "nicknamed X": X is the name given, whatever it also means
+_NAMED = re.compile(r"\b(?:named|nicknamed)\s+(?:(?:him|her|it|them|me|us)\s+)?(" + _W + r")", re.IGNORECASE)
 _NEXT = re.compile(r"[ \t]+(" + _W + r")")
 #: words after a first name that say it was a name ("this is will speaking", "hi dawn how are you")
 _AFTER_NAME = frozenset("""speaking calling here from with at and how i i'm im it's its thanks thank this my what
@@ -35,6 +37,11 @@ _AFTER_NAME = frozenset("""speaking calling here from with at and how i i'm im i
 #: words that follow "name is" without being a name ("my name is not important", "his name is spelled ...")
 _NOT_A_NAME = frozenset("""not really actually kind sort pretty very so too hard easy long short funny weird strange
  common unusual different same spelled spelt pronounced unknown irrelevant important something nothing""".split())
+
+
+#: words after "named" that are no name given ("named after", "named in the suit", "named one of the best")
+_NOT_GIVEN = frozenset("""after for by in as on one the a an it him her them me us that this his my our their
+ your its one two three""".split())
 
 
 def _cased(text: str) -> bool:
@@ -84,6 +91,12 @@ def naming_regions(text: str) -> list[tuple[int, int]]:
         end = m.end(1)
         more = _surname(text, end)
         out.append((m.start(1), more[0] if more else end))
+    for m in _NAMED.finditer(text):
+        w = m.group(1).lower()
+        if w in EDGE_NAMES or w in _NOT_A_NAME or w in _NOT_GIVEN:
+            continue  # "named after his grandfather", "named in the suit"
+        more = _surname(text, m.end(1))
+        out.append((m.start(1), more[0] if more else m.end(1)))
     for m in itertools.chain(_DOCTOR.finditer(text), _TITLE.finditer(text)):
         w = m.group(1)
         low = w.lower()
@@ -118,7 +131,8 @@ def naming_regions(text: str) -> list[tuple[int, int]]:
 @rule("list")
 def naming_context(ctx: Context, spans: list[Span]) -> list[Span]:
     """A name said in a naming context is a person whatever any list says of its words: "my / his last name is
-    X" (X and a surname after it), "Doctor X" / "Dr. X" (X capitalised, or a name on the lists and no common
+    X" (X and a surname after it), "we named him X" / "a dog named X" / "nicknamed X" (not "named after ...",
+    "named in ..."), "Doctor X" / "Dr. X" (X capitalised, or a name on the lists and no common
     word), "this is X" / "hi X" / "thanks X" and "I spoke to X Y" (X a first name, or capitalised and no
     everyday word; what follows must read as after a name: nothing, punctuation, "speaking", "how", a surname;
     "this is great", "this is will be fine" are no names). A span of a name type inside it gives way; a span
