@@ -1,8 +1,8 @@
 """Detect and mask stage: the rules that run last, on evidence no list overrules.
 
 A name said in a naming context ("his last name is Weight", "Doctor Collie", "I spoke to Jack Russell", "hi
-dawn", "we named him buddy") is a person whatever the word lists say of the word; a spelled acronym with its institution word ("N C
-State") is one organisation.
+dawn", "we named him buddy") is a person whatever the word lists say of the word; a spelled acronym with its
+institution word ("N C State") is one organisation.
 """
 
 from __future__ import annotations
