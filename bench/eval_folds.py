@@ -71,33 +71,17 @@ def gold_set(name: str, data: Path, sgd_dialogues: int, seed: int = 0) -> list:
 def framed_utterances(data: Path, exclude: frozenset[str], n: int = 8000, seed: int = 0) -> frozenset[str]:
     """The ids (``<conversation>-<line>``) of every Switchboard train utterance in the ``n`` candidate frames a
     detector's training drew (``veil.mask.neural.frames.frames``: ``sample_texts`` of twice its 4,000 frames, seed
-    0, the conversations ``exclude`` left out: those annotated when it was trained), replayed draw by draw: an upper
-    bound on the text it read with silver labels. ``bench/data/switchboard_holdout/framed_ids.json`` holds the
-    shipped detector's, replayed with the calibration set and the first 160 gold conversations excluded."""
-    from veil.mask.neural.frames import SWITCHBOARD_TRAIN
+    0, the conversations ``exclude`` left out: those annotated when it was trained), drawn again by
+    ``sample_texts`` itself: an upper bound on the text it read with silver labels.
+    ``bench/data/switchboard_holdout/framed_ids.json`` holds the shipped detector's, drawn with the calibration set
+    and the first 160 gold conversations excluded."""
+    from veil.mask.neural.frames import SWITCHBOARD_TRAIN, conversation_lines, sample_texts
 
-    lines: dict[str, list[str]] = {}
-    for f in sorted((data / SWITCHBOARD_TRAIN).glob("*.txt")):
-        lines[f.stem] = f.read_text(encoding="utf-8").splitlines()
-    # the line numbers of each conversation's utterances, as ``read_conversations`` keeps them
-    kept = {c: [i for i, ln in enumerate(ls) if len(ln.split("|")) >= 2 and ln.split("|")[1].strip()]
-            for c, ls in lines.items()}
-    ids = sorted(set(kept) - exclude)
-    rng = random.Random(seed)
-    seen: set[str] = set()
-    drawn = 0
-    while drawn < n and ids:  # ``sample_texts``, draw by draw
-        conv = rng.choice(ids)
-        utts = kept[conv]
-        if not utts:
-            continue
-        k = rng.choice((1, 1, 2, 3, 4))
-        i = rng.randrange(max(1, len(utts) - k + 1))
-        frame = utts[i:i + k]
-        if len(" ".join(lines[conv][j].split("|")[1] for j in frame).split()) >= 3:
-            drawn += 1
-            seen.update(f"{conv}-{j}" for j in frame)
-    return frozenset(seen)
+    lines = conversation_lines(data / SWITCHBOARD_TRAIN)
+    drawn: list[tuple[str, int, int]] = []
+    sample_texts({c: [u for _, u in utts] for c, utts in lines.items()}, n, random.Random(seed), exclude, drawn)
+    return frozenset(f"{conv}-{lines[conv][j][0]}" for conv, first, k in drawn
+                     for j in range(first, min(first + k, len(lines[conv]))))
 
 
 def whole_calls(docs: list, size: int = 64) -> Iterator[list]:

@@ -157,6 +157,9 @@ def main(argv: list[str] | None = None) -> None:
         r, _, where = examples(c)
         probs[k] = (model.predict_proba(vectorise(r))[:, 1] if r else np.zeros(0), where)
     base = {k: scored(c, set()) for k, c in dev.items()}
+    # each dev set's texts and calls, read once for the many ``effect`` calls (a record without a call is its own)
+    texts = {k: [g.doc.text for g in c["golds"]] for k, c in dev.items()}
+    groups = {k: [g.doc.group for g in c["golds"]] for k, c in dev.items()}
 
     def effect(k: str, thresholds: dict[str, float]) -> tuple[int, tuple]:
         """Spans dropped and the scores with each type of ``thresholds`` judged at its threshold, as the engine
@@ -166,9 +169,7 @@ def main(argv: list[str] | None = None) -> None:
         label = {w: c["merged"][w[0]][w[1]].label for w in where}
         judged = [w for w in where if label[w] in thresholds]
         drop = {w for w, q in zip(where, p) if label[w] in thresholds and q < thresholds[label[w]]}
-        groups = [g.doc.group for g in c["golds"]]
-        drop = kept_in_groups([g.doc.text for g in c["golds"]], c["merged"], judged, drop,
-                              groups if any(g is not None for g in groups) else None)
+        drop = kept_in_groups(texts[k], c["merged"], judged, drop, groups[k])
         return len(drop), (scored(c, drop) if drop else base[k])
 
     def costs_recall(res: tuple, before: tuple) -> bool:

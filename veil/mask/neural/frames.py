@@ -80,17 +80,23 @@ class Frame:
     ignore: tuple[tuple[int, int], ...]
 
 
-def read_conversations(folder: Path) -> dict[str, list[str]]:
-    """Conversation id -> its utterances in order (``Speaker|Utterance|DA-tag`` lines)."""
-    out: dict[str, list[str]] = {}
+def conversation_lines(folder: Path) -> dict[str, list[tuple[int, str]]]:
+    """Conversation id -> ``(line number, utterance)`` of each of its utterances in order (``Speaker|Utterance|DA-tag``
+    lines; lines without an utterance are skipped)."""
+    out: dict[str, list[tuple[int, str]]] = {}
     for f in sorted(folder.glob("*.txt")):
         utts = []
-        for line in f.read_text(encoding="utf-8").splitlines():
+        for number, line in enumerate(f.read_text(encoding="utf-8").splitlines()):
             parts = line.split("|")
             if len(parts) >= 2 and parts[1].strip():
-                utts.append(parts[1].strip())
+                utts.append((number, parts[1].strip()))
         out[f.stem] = utts
     return out
+
+
+def read_conversations(folder: Path) -> dict[str, list[str]]:
+    """Conversation id -> its utterances in order (``Speaker|Utterance|DA-tag`` lines)."""
+    return {conv: [u for _, u in utts] for conv, utts in conversation_lines(folder).items()}
 
 
 def calibration_conversations(path: Path = CALIBRATION_FILE) -> frozenset[str]:
@@ -102,13 +108,15 @@ def calibration_conversations(path: Path = CALIBRATION_FILE) -> frozenset[str]:
                      if ln.strip())
 
 
-def sample_texts(conversations: dict[str, list[str]], n: int, rng: random.Random, exclude: Iterable[str] = ()
-                 ) -> list[str]:
-    """``n`` frames: one to four consecutive utterances of a random conversation, one utterance a line."""
+def sample_texts(conversations: dict[str, list[str]], n: int, rng: random.Random, exclude: Iterable[str] = (),
+                 drawn: list[tuple[str, int, int]] | None = None) -> list[str]:
+    """``n`` frames: one to four consecutive utterances of a random conversation, one utterance a line. ``drawn``,
+    when given, receives each frame's source: ``(conversation, first utterance index, utterances asked for)``."""
     ids = sorted(set(conversations) - set(exclude))
     out = []
     while len(out) < n and ids:
-        utts = conversations[rng.choice(ids)]
+        conv = rng.choice(ids)
+        utts = conversations[conv]
         if not utts:
             continue
         k = rng.choice((1, 1, 2, 3, 4))
@@ -116,6 +124,8 @@ def sample_texts(conversations: dict[str, list[str]], n: int, rng: random.Random
         text = "\n".join(utts[i:i + k])
         if len(text.split()) >= 3:
             out.append(text)
+            if drawn is not None:
+                drawn.append((conv, i, k))
     return out
 
 

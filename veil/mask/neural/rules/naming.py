@@ -40,8 +40,8 @@ _NOT_A_NAME = frozenset("""not really actually kind sort pretty very so too hard
 
 
 #: words after "named" that are no name given ("named after", "named in the suit", "named one of the best")
-_NOT_GIVEN = frozenset("""after for by in as on one the a an it him her them me us that this his my our their
- your its one two three""".split())
+_NOT_GIVEN = frozenset("""after for by in as on the a an it him her them me us that this his my our their your
+ its one two three""".split())
 
 
 def _cased(text: str) -> bool:
